@@ -1,0 +1,29 @@
+# Two entry points, each installing what it needs into ./.venv:
+#   make train   trains the default model on its default split
+#   make test    runs the test suite
+VENV ?= .venv
+PYTHON ?= python3
+PY := $(VENV)/bin/python
+MODEL ?= seq2seq
+TRAIN_ARGS ?=
+
+.PHONY: install train test benchmark clean
+
+$(VENV)/.installed: pyproject.toml requirements.lock
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q -c requirements.lock -e ".[cpu,test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+train: install
+	$(PY) -m compgen_tf.train --model $(MODEL) $(TRAIN_ARGS)
+
+test: install
+	$(PY) -m pytest -q tests
+
+benchmark: install
+	$(PY) benchmarks/seq2seq_speed.py
+
+clean:
+	rm -rf $(VENV) runs

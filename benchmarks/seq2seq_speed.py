@@ -1,0 +1,93 @@
+"""Training and greedy-decoding speed of the baseline seq2seq on this machine.
+
+    python benchmarks/seq2seq_speed.py [--model seq2seq] [--split simple] [--batch-size 32]
+
+Times the trainer's own train step (with and without XLA) on fixed padded
+shapes, and greedy decoding of the validation commands, and prints one JSON
+line. Run it on an idle machine: other CPU jobs halve these figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from compgen_tf import registry  # noqa: E402
+from compgen_tf.config import config_path, load_config  # noqa: E402
+from compgen_tf.data import encode_split  # noqa: E402
+from compgen_tf.runs import split_examples  # noqa: E402
+from compgen_tf.trainer import Trainer  # noqa: E402
+from compgen_tf.versions import package_versions  # noqa: E402
+from compgen_tf.vocabulary import Vocabulary  # noqa: E402
+
+
+def median_rate(fn, items_per_call, repeats, calls):
+    fn()  # trace / compile
+    rates = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        rates.append(items_per_call * calls / (time.perf_counter() - start))
+    return round(statistics.median(rates), 1)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="seq2seq", choices=sorted(registry.MODELS))
+    parser.add_argument("--split", default="simple")
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--decode-batch-size", type=int, default=512)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=20, help="train steps per repeat")
+    args = parser.parse_args(argv)
+
+    config = load_config(config_path(args.model, args.split))
+    keras.utils.set_random_seed(0)
+    train = split_examples(args.split, "train", config["data"])
+    source = Vocabulary.from_texts(c for c, _ in train)
+    target = Vocabulary.from_texts(a for _, a in train)
+    result = {"benchmark": "seq2seq_speed", "model": args.model, "split": args.split,
+              "batch_size": args.batch_size, "model_args": config["model_args"],
+              "cpu_count": os.cpu_count(), "versions": package_versions()}
+    rng = np.random.default_rng(0)
+    for jit in (False, True):
+        model = registry.build_model(args.model, config["model_args"], source.words, target.words)
+        fit = encode_split(model, train)
+        batch = rng.choice(len(fit), args.batch_size, replace=False)
+        # Fixed padded shapes: the longest command and action sequence of the split.
+        source_ids = tf.constant(fit.source_ids[batch])
+        target_ids = tf.constant(fit.target_ids[batch])
+        settings = dict(config["training"], jit_compile=jit)
+        with tempfile.TemporaryDirectory() as run_dir:
+            trainer = Trainer(model, settings, run_dir, fit, fit, verbose=0)
+            seed = tf.constant([0, 0], tf.int32)
+            rate = median_rate(lambda: trainer._train_step(source_ids, target_ids, seed),
+                               args.batch_size, args.repeats, args.steps)
+        result[f"train_examples_per_s_{'xla' if jit else 'no_xla'}"] = rate
+
+    model = registry.build_model(args.model, config["model_args"], source.words, target.words)
+    commands = tf.constant(fit.source_ids[:args.decode_batch_size])
+    for jit in (False, True):
+        decode = tf.function(model.greedy_decode, jit_compile=jit)
+        result[f"decode_commands_per_s_{'xla' if jit else 'no_xla'}"] = median_rate(
+            lambda: decode(commands), args.decode_batch_size, args.repeats, 2)
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Experiment configurations: JSON files under `configs/`, overridable from the command line.
+
+A configuration has four sections:
+
+- `model_args`: keyword arguments of the model class;
+- `training`: optimisation and model-selection settings (`TRAINING_KEYS`);
+- `data`: how the validation split is carved from train (`DATA_KEYS`);
+- `notes`: free text, where each value comes from.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+
+TRAINING_KEYS = {
+    "batch_size": int, "learning_rate": float, "clip_norm": float,
+    "teacher_forcing_ratio": float, "max_steps": int, "eval_every": int, "patience": int,
+    "stop_at_accuracy": float, "checkpoint_every": int, "learning_rate_decay_steps": int,
+    "learning_rate_decay_factor": float, "jit_compile": bool,
+}
+DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int}
+SECTIONS = ("model_args", "training", "data")
+
+
+class ConfigError(ValueError):
+    """A configuration file or override that cannot be used."""
+
+
+def config_path(model: str, split: str) -> Path:
+    """The committed configuration of `model` on `split`, falling back to the model's default."""
+    for candidate in (CONFIG_DIR / model / f"{split}.json", CONFIG_DIR / model / "default.json"):
+        if candidate.exists():
+            return candidate
+    raise ConfigError(f"no configuration for model {model!r}: expected {CONFIG_DIR / model}/"
+                      f"{split}.json or default.json")
+
+
+def load_config(path: str | Path) -> dict:
+    """Reads and validates a configuration file."""
+    path = Path(path)
+    if not path.exists():
+        raise ConfigError(f"configuration file {path} does not exist")
+    try:
+        config = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise ConfigError(f"{path} is not valid JSON: {error}") from error
+    return validate_config(config, origin=str(path))
+
+
+def validate_config(config: dict, origin: str = "configuration") -> dict:
+    """Checks section names, key names and value types; returns a normalised copy."""
+    if not isinstance(config, dict):
+        raise ConfigError(f"{origin}: a configuration is a JSON object")
+    config = copy.deepcopy(config)
+    unknown = set(config) - set(SECTIONS) - {"notes", "model", "split"}
+    if unknown:
+        raise ConfigError(f"{origin}: unknown section(s) {sorted(unknown)}; "
+                          f"expected {list(SECTIONS)} and 'notes'")
+    for section in SECTIONS:
+        config.setdefault(section, {})
+        if not isinstance(config[section], dict):
+            raise ConfigError(f"{origin}: section {section!r} must be an object")
+    for section, schema in (("training", TRAINING_KEYS), ("data", DATA_KEYS)):
+        for key, value in config[section].items():
+            if key not in schema:
+                raise ConfigError(f"{origin}: unknown key {section}.{key}; valid keys: "
+                                  f"{sorted(schema)}")
+            config[section][key] = _coerce(value, schema[key], f"{origin}: {section}.{key}")
+    training = config["training"]
+    for key in ("batch_size", "max_steps", "eval_every"):
+        if training.get(key, 1) < 1:
+            raise ConfigError(f"{origin}: training.{key} must be >= 1, got {training[key]}")
+    if not 0.0 <= training.get("teacher_forcing_ratio", 1.0) <= 1.0:
+        raise ConfigError(f"{origin}: training.teacher_forcing_ratio must be in [0, 1]")
+    if not 0.0 < config["data"].get("validation_fraction", 0.1) < 1.0:
+        raise ConfigError(f"{origin}: data.validation_fraction must be in (0, 1)")
+    return config
+
+
+def apply_overrides(config: dict, overrides: list[str]) -> dict:
+    """Applies `section.key=value` overrides (value parsed as JSON, else kept as a string)."""
+    config = copy.deepcopy(config)
+    for override in overrides:
+        name, sep, raw = override.partition("=")
+        section, dot, key = name.partition(".")
+        if not sep or not dot or section not in SECTIONS or not key:
+            raise ConfigError(f"override {override!r} must look like SECTION.KEY=VALUE with "
+                              f"SECTION one of {list(SECTIONS)}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        config[section][key] = value
+    return validate_config(config, origin="command-line override")
+
+
+def _coerce(value, kind, where):
+    if value is None:
+        return None
+    if kind is int and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where} must be true or false, got {value!r}")
+        return value
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise ConfigError(f"{where} must be {kind.__name__}, got {value!r}")
+    return value

@@ -1,0 +1,84 @@
+"""Encoded SCAN splits and the length-bucketed batches the trainer consumes."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from compgen_tf.vocabulary import PAD_ID
+
+
+@dataclasses.dataclass
+class EncodedSplit:
+    """One split as padded id arrays, plus its strings for error reports.
+
+    Attributes:
+        commands, actions: the raw strings, in split order.
+        source_ids: int32 (n, source_length), as the model's `encode_commands` makes them.
+        target_ids: int32 (n, target_length), actions + `<eos>`, `<pad>` after.
+    """
+
+    commands: list
+    actions: list
+    source_ids: np.ndarray
+    target_ids: np.ndarray
+
+    def __len__(self):
+        return len(self.commands)
+
+    @property
+    def target_lengths(self) -> np.ndarray:
+        return (self.target_ids != PAD_ID).sum(axis=1)
+
+
+def encode_split(model, examples) -> EncodedSplit:
+    """Encodes (command, actions) pairs with the model's own tokenizer.
+
+    Raises `UnknownTokenError` naming any word outside the model's vocabularies.
+    """
+    if not examples:
+        raise ValueError("cannot encode an empty split")
+    commands = [c for c, _ in examples]
+    actions = [a for _, a in examples]
+    model.check_commands(commands)
+    source_ids, _ = model.encode_commands(commands)
+    target_ids = model.encode_actions(actions)
+    return EncodedSplit(commands, actions, source_ids.numpy(), target_ids.numpy())
+
+
+def epoch_batches(split: EncodedSplit, batch_size: int, seed: int, epoch: int,
+                  length_bucket: int = 8):
+    """The batches of one epoch as lists of example indices, deterministic in (seed, epoch).
+
+    Examples are shuffled, cut into chunks of 50 batches, sorted by target length
+    inside each chunk, batched, and the batches shuffled again: padding shrinks
+    while every epoch still mixes lengths.
+    """
+    rng = np.random.default_rng([seed, epoch])
+    order = rng.permutation(len(split))
+    lengths = split.target_lengths
+    chunk = batch_size * 50
+    batches = []
+    for start in range(0, len(order), chunk):
+        part = order[start:start + chunk]
+        part = part[np.argsort(lengths[part], kind="stable")]
+        batches.extend(part[i:i + batch_size] for i in range(0, len(part), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def gather_batch(split: EncodedSplit, indices, length_bucket: int = 8):
+    """Source and target ids of `indices`, trimmed to a multiple of `length_bucket`.
+
+    Rounding the padded length to a few bucket sizes bounds the number of
+    distinct shapes while wasting little compute on padding.
+    """
+    source = split.source_ids[indices]
+    target = split.target_ids[indices]
+    return (_trim(source, length_bucket), _trim(target, length_bucket))
+
+
+def _trim(ids, bucket):
+    longest = int((ids != PAD_ID).sum(axis=1).max())
+    width = min(ids.shape[1], -(-longest // bucket) * bucket)
+    return ids[:, :width]

@@ -1,0 +1,47 @@
+"""Exact-match evaluation: a prediction counts only if the whole action sequence is right."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from compgen_tf.data import EncodedSplit
+from compgen_tf.vocabulary import PAD_ID
+
+
+@dataclasses.dataclass
+class SplitEvaluation:
+    """Exact-match accuracy of a split and the predictions behind it."""
+
+    accuracy: float
+    correct: np.ndarray
+    predictions: list
+
+    def errors(self, split: EncodedSplit) -> list[dict]:
+        """The wrongly translated examples as {command, expected, predicted} records."""
+        return [{"command": split.commands[i], "expected": split.actions[i],
+                 "predicted": self.predictions[i]}
+                for i in np.flatnonzero(~self.correct)]
+
+
+def sequences_equal(predicted_ids: np.ndarray, target_ids: np.ndarray) -> np.ndarray:
+    """Row-wise equality of two padded id arrays of possibly different widths."""
+    width = max(predicted_ids.shape[1], target_ids.shape[1])
+    pad = lambda a: np.pad(a, [(0, 0), (0, width - a.shape[1])], constant_values=PAD_ID)
+    return np.all(pad(predicted_ids) == pad(target_ids), axis=1)
+
+
+def evaluate_split(model, split: EncodedSplit, batch_size: int = 512,
+                   keep_predictions: bool = True) -> SplitEvaluation:
+    """Greedy-decodes every command of `split` and scores exact match."""
+    correct, predictions = [], []
+    for start in range(0, len(split), batch_size):
+        source = split.source_ids[start:start + batch_size]
+        predicted = model._greedy_decode_graph(source)
+        correct.append(sequences_equal(predicted.numpy(), split.target_ids[start:start + batch_size]))
+        if keep_predictions:
+            actions, _ = model.decode_actions(predicted)
+            predictions.extend(a.decode() for a in actions.numpy())
+    correct = np.concatenate(correct)
+    return SplitEvaluation(float(correct.mean()), correct, predictions)

@@ -1,0 +1,62 @@
+"""Export a trained run as a TF Serving SavedModel: strings in, strings out.
+
+    python -m compgen_tf.export --run DIR --out serving/models/NAME/1
+
+The `serving_default` signature takes `commands` (string, shape [batch]) and
+returns `actions` (string, [batch]) and `error` (string, [batch]; empty when the
+command was translated). Tokenization and greedy decoding run inside the graph,
+so the SavedModel needs nothing but TensorFlow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+SIGNATURE_INPUT = "commands"
+
+
+def export_model(model, out_dir) -> Path:
+    """Writes `model` (a `Seq2SeqModel`) as a SavedModel with a `serving_default` signature."""
+    out_dir = Path(out_dir)
+    if out_dir.exists() and any(out_dir.iterdir()):
+        raise FileExistsError(f"{out_dir} is not empty; TF Serving versions are immutable, "
+                              "export to a new version directory")
+    if not model.built:
+        model.build()
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
+    def serve(commands):
+        return model.serve(commands)
+
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    archive.add_endpoint("serving_default", serve)
+    archive.write_out(str(out_dir), verbose=False)
+    return out_dir
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf.export", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
+    parser.add_argument("--out", required=True,
+                        help="version directory to create, e.g. serving/models/scan/1")
+    args = parser.parse_args(argv)
+    from compgen_tf.runs import load_run_model
+
+    try:
+        path = export_model(load_run_model(args.run), args.out)
+    except (FileNotFoundError, FileExistsError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"exported {args.run} to {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+"""The library's models (importing registers them for `.keras` loading)."""
+
+from compgen_tf.models.attention_seq2seq import AttentionSeq2Seq
+from compgen_tf.models.seq2seq_model import Seq2SeqModel
+from compgen_tf.models.syntactic_attention import SyntacticAttention
+
+__all__ = ["AttentionSeq2Seq", "Seq2SeqModel", "SyntacticAttention"]

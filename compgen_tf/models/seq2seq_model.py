@@ -1,0 +1,215 @@
+"""Base class of the library's sequence-to-sequence models: text in, text out."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK, UNK_ID, Vocabulary
+
+
+class Seq2SeqModel(keras.Model):
+    """A Keras model that owns its vocabularies and maps command strings to action strings.
+
+    Subclasses implement the network through three methods on integer ids:
+
+    - `compute_logits(source_ids, target_ids, training, teacher_forcing_ratio, seed)`:
+      logits (batch, target_length, target_vocabulary) for the target sequence
+      `target_ids` (which ends with `<eos>` and is padded with `<pad>`).
+    - `greedy_decode(source_ids, max_length)`: ids (batch, max_length), each row
+      the argmax tokens up to and including `<eos>`, `<pad>` after it.
+    - `attention_weights(source_ids, max_length)` (optional): per-step attention
+      over the source positions, for plots.
+
+    The base class turns strings into ids and back with TensorFlow ops only, so
+    the same code runs in training, in `translate`, and inside an exported
+    SavedModel.
+
+    Args:
+        source_words: the command words (no special tokens).
+        target_words: the action tokens (no special tokens).
+        max_input_length: the longest command, in words, that the model accepts.
+        max_output_length: the most tokens, `<eos>` included, that greedy
+            decoding emits.
+        source_starts_with_sos: whether the encoded command is wrapped as
+            `<sos> words <eos>` (otherwise `words <eos>`).
+        **kwargs: passed to `keras.Model`.
+    """
+
+    def __init__(self, source_words, target_words, max_input_length=32, max_output_length=64,
+                 source_starts_with_sos=False, **kwargs):
+        super().__init__(**kwargs)
+        if int(max_input_length) < 1 or int(max_output_length) < 1:
+            raise ValueError("max_input_length and max_output_length must be positive, got "
+                             f"{max_input_length} and {max_output_length}")
+        self.source_vocabulary = Vocabulary(source_words, name="source")
+        self.target_vocabulary = Vocabulary(target_words, name="target")
+        self.max_input_length = int(max_input_length)
+        self.max_output_length = int(max_output_length)
+        self.source_starts_with_sos = bool(source_starts_with_sos)
+        # Same index layout as Vocabulary: 0 <pad>, 1 <unk>, 2 <sos>, 3 <eos>, words.
+        self.source_lookup = keras.layers.StringLookup(
+            vocabulary=[SOS, EOS] + self.source_vocabulary.words, mask_token=PAD,
+            oov_token=UNK, output_mode="int", name="source_lookup")
+        self._target_tokens = tf.constant(self.target_vocabulary.tokens)
+        # <pad>, <unk> and <sos> are never a correct output: rule them out of every prediction.
+        self._output_logit_offset = tf.constant(
+            [-1e9 if i in (PAD_ID, UNK_ID, SOS_ID) else 0.0
+             for i in range(len(self.target_vocabulary))], tf.float32)
+
+    @property
+    def source_vocabulary_size(self) -> int:
+        return len(self.source_vocabulary)
+
+    @property
+    def target_vocabulary_size(self) -> int:
+        return len(self.target_vocabulary)
+
+    # ----------------------------------------------------------------- network
+    def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
+                       seed=None):
+        raise NotImplementedError
+
+    def greedy_decode(self, source_ids, max_length=None):
+        raise NotImplementedError
+
+    def mask_special_logits(self, logits):
+        """Adds -1e9 to the logits of `<pad>`, `<unk>` and `<sos>`."""
+        return logits + tf.cast(self._output_logit_offset, logits.dtype)
+
+    def call(self, inputs, training=False):
+        source_ids, target_ids = inputs
+        return self.compute_logits(source_ids, target_ids, training=training)
+
+    def build(self, input_shape=None):
+        # Creating the weights needs one forward pass; tiny dummy ids suffice.
+        if self.built:
+            return
+        source = tf.fill([1, 2], EOS_ID)
+        target = tf.fill([1, 2], EOS_ID)
+        self.compute_logits(source, target, training=False)
+        super().build(input_shape)
+
+    def get_build_config(self):
+        return {"input_shape": None}
+
+    def build_from_config(self, config):
+        self.build()
+
+    # -------------------------------------------------------------- text <-> ids
+    def encode_commands(self, commands):
+        """Commands (string tensor, shape (batch,)) → (ids, error).
+
+        Returns:
+            ids: int32 (batch, length), wrapped in `<sos>`/`<eos>` as configured,
+                `<pad>` after. A row whose command is invalid is encoded as the
+                empty command so that decoding it cannot fail.
+            error: string (batch,), empty where the command is valid, else a
+                message: empty command, too many words, or the unknown words.
+        """
+        commands = tf.convert_to_tensor(commands, dtype=tf.string)
+        words = tf.strings.split(tf.strings.strip(commands))
+        ids = tf.cast(self.source_lookup(words), tf.int32)
+        n_words = words.row_lengths()
+        is_unknown = tf.equal(ids, UNK_ID)
+        unknown_words = tf.strings.reduce_join(
+            tf.ragged.boolean_mask(words, is_unknown), axis=1, separator=" ")
+        has_unknown = tf.reduce_any(is_unknown, axis=1)
+        is_empty = tf.equal(n_words, 0)
+        is_too_long = n_words > self.max_input_length
+        error = tf.where(has_unknown, tf.strings.join(["unknown word(s): ", unknown_words]), "")
+        error = tf.where(is_too_long, tf.strings.join([
+            "command too long: ", tf.strings.as_string(n_words), " words, the maximum is ",
+            str(self.max_input_length)]), error)
+        error = tf.where(is_empty, "empty command", error)
+        valid = tf.equal(error, "")
+        ids = tf.ragged.boolean_mask(ids, tf.ones_like(ids, tf.bool) & valid[:, None])
+        batch = tf.shape(commands)[0]
+        pieces = [ids, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], EOS_ID))]
+        if self.source_starts_with_sos:
+            pieces.insert(0, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], SOS_ID)))
+        ids = tf.concat(pieces, axis=1).to_tensor(default_value=PAD_ID)
+        return ids, error
+
+    def decode_actions(self, ids):
+        """Output ids (batch, length) → (actions, finished).
+
+        `actions` joins the tokens before the first `<eos>` with spaces;
+        `finished` tells whether an `<eos>` was emitted at all.
+        """
+        ids = tf.convert_to_tensor(ids, tf.int32)
+        is_eos = tf.equal(ids, EOS_ID)
+        before_eos = tf.equal(tf.cumsum(tf.cast(is_eos, tf.int32), axis=1), 0)
+        keep = before_eos & tf.not_equal(ids, PAD_ID) & tf.not_equal(ids, SOS_ID)
+        tokens = tf.ragged.boolean_mask(tf.gather(self._target_tokens, ids), keep)
+        return tf.strings.reduce_join(tokens, axis=1, separator=" "), tf.reduce_any(is_eos, axis=1)
+
+    def encode_actions(self, actions):
+        """Action strings → ids (batch, length) ending with `<eos>`, `<pad>` after.
+
+        Python-side: raises `UnknownTokenError` for a token outside the vocabulary.
+        """
+        rows = [self.target_vocabulary.ids(a) + [EOS_ID] for a in _as_str_list(actions)]
+        return _pad_rows(rows)
+
+    def check_commands(self, commands):
+        """Raises a clear error for an unknown word, an empty or an over-long command."""
+        commands = _as_str_list(commands)
+        self.source_vocabulary.check_known(commands)
+        for command in commands:
+            n = len(command.split())
+            if n == 0:
+                raise ValueError("empty command")
+            if n > self.max_input_length:
+                raise ValueError(f"command {command!r} has {n} words, the model accepts at most "
+                                 f"{self.max_input_length} (max_input_length)")
+
+    def translate(self, commands, batch_size=256):
+        """Greedy translation of a list of command strings (raises on invalid input)."""
+        commands = _as_str_list(commands)
+        self.check_commands(commands)
+        self.build()
+        outputs = []
+        for start in range(0, len(commands), batch_size):
+            ids, _ = self.encode_commands(commands[start:start + batch_size])
+            actions, _ = self.decode_actions(self._greedy_decode_graph(ids))
+            outputs.extend(a.decode() for a in actions.numpy())
+        return outputs
+
+    @tf.function(reduce_retracing=True)
+    def _greedy_decode_graph(self, source_ids):
+        return self.greedy_decode(source_ids)
+
+    def serve(self, commands):
+        """Strings in, strings out, never raising on bad input: the export signature."""
+        self.build()
+        ids, error = self.encode_commands(commands)
+        actions, finished = self.decode_actions(self.greedy_decode(ids))
+        error = tf.where(tf.equal(error, "") & tf.logical_not(finished),
+                         f"no <eos> within max_output_length={self.max_output_length} tokens",
+                         error)
+        actions = tf.where(tf.equal(error, ""), actions, "")
+        return {"actions": actions, "error": error}
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "source_words": self.source_vocabulary.words,
+            "target_words": self.target_vocabulary.words,
+            "max_input_length": self.max_input_length,
+            "max_output_length": self.max_output_length,
+            "source_starts_with_sos": self.source_starts_with_sos,
+        })
+        return config
+
+
+def _as_str_list(texts):
+    if isinstance(texts, str):
+        raise TypeError("expected a list of strings, got a single string; wrap it in a list")
+    return [t.decode() if isinstance(t, bytes) else str(t) for t in texts]
+
+
+def _pad_rows(rows):
+    width = max((len(r) for r in rows), default=0)
+    return tf.constant([r + [PAD_ID] * (width - len(r)) for r in rows], dtype=tf.int32,
+                       shape=[len(rows), width])

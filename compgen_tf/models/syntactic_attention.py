@@ -1,0 +1,302 @@
+"""Syntactic Attention (Russin et al. 2019): separate streams for alignment and translation."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+from compgen_tf.models.seq2seq_model import Seq2SeqModel
+from compgen_tf.vocabulary import EOS_ID, PAD_ID
+
+_NEG_INF = -1e9
+_FLAGS = ("sequential_semantics", "syntax_action", "nonlinear_semantics")
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class SyntacticAttention(Seq2SeqModel):
+    """Sequence-to-sequence model whose attention is driven by syntax and whose output by semantics.
+
+    Each source token x_j (the command is always wrapped as `<sos> words <eos>`)
+    gets two representations:
+
+    - semantic: m_j = W_m x_j, a context-free embedding (`semantic_dim`);
+    - syntactic: an embedding (`syntax_embedding_dim`) read by a bidirectional
+      LSTM (`syntax_units` per direction), shifted so that a position never
+      sees its own word, h̃_j = [→h_{j-1}; ←h_{j+1}] (the first position,
+      `<sos>`, and the last real position of each row, `<eos>`, get two
+      learned vectors instead), then read by a second bidirectional LSTM
+      (`encoder_units` per direction) whose outputs h_j are the attention keys
+      and values.
+
+    The decoder is an LSTM of width 2·`encoder_units` whose state starts at
+    zero and whose first query is s_0 = ReLU(W_0 [→h_final; ←h_final]) (the
+    final states of the second bidirectional LSTM). At step i:
+    e_ij = s_{i-1}·h_j (masked at padding), α_i = softmax_j(e_i),
+    c_i = Σ_j α_ij h_j, d_i = Σ_j α_ij m_j, logits_i = W_out d_i + b_out,
+    and s_i = LSTM(c_i, state): c_i is the decoder's only input. Previous
+    outputs are never fed back, so training and greedy decoding run the
+    same recurrence; `teacher_forcing_ratio` and `seed` are accepted for
+    interface compatibility and ignored.
+
+    Choices where the paper is not explicit (it states only "a linear function
+    with a softmax" for f and "a dropout rate of 0.5"), made as the authors'
+    reference implementation behaves:
+
+    - dropout is applied to the two token embeddings (the semantic m_j and the
+      syntactic embedding), nowhere else (no recurrent or output dropout);
+    - the output map f has a bias (b_out above; a bias is context-free, so it
+      does not break the separation), as has W_0;
+    - the two boundary vectors replace the shifted states at `<sos>` and at
+      the last non-padding position of each row, so padding never moves them.
+
+    Ablations (paper Tables 2 and 3), all off by default:
+
+    - `sequential_semantics`: m_j are the outputs of a bidirectional LSTM
+      (`semantic_dim // 2` per direction) over the semantic embeddings, so
+      they depend on the whole command;
+    - `syntax_action`: logits_i = W_out [d_i; c_i] + b_out;
+    - `nonlinear_semantics`: f is a two-layer network,
+      logits_i = W_out ReLU(W_1 d_i + b_1) + b_out, with `semantic_dim` hidden units.
+
+    Args:
+        source_words, target_words, max_input_length, max_output_length: see
+            `Seq2SeqModel`. The source is always encoded as `<sos> words <eos>`
+            (a reloaded configuration's `source_starts_with_sos=True` is accepted
+            and ignored; `False` is rejected).
+        semantic_dim: size of the semantic vectors m_j (paper: 120).
+        syntax_embedding_dim: size of the syntactic token embeddings (reference: 100).
+        syntax_units: LSTM units per direction of the first, shifted, syntactic
+            bidirectional LSTM (reference: 100).
+        encoder_units: LSTM units per direction of the second syntactic
+            bidirectional LSTM (paper: 200); the decoder LSTM has
+            `decoder_units = 2 * encoder_units` (paper: 400).
+        dropout: dropout rate on the embeddings (paper: 0.5).
+        sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
+        **kwargs: passed to `Seq2SeqModel`.
+
+    Call arguments (`call((source_ids, target_ids), training)`): logits
+        (batch, target_length, target_vocabulary_size) of the target steps;
+        `<pad>`, `<unk>` and `<sos>` get -1e9.
+
+    Example:
+        >>> model = SyntacticAttention(["jump", "twice"], ["I_JUMP"], semantic_dim=8,
+        ...                            syntax_embedding_dim=8, syntax_units=8, encoder_units=8)
+        >>> model.translate(["jump twice"])  # untrained: some action string
+        ['...']
+        >>> ids, _ = model.encode_commands(tf.constant(["jump twice"]))
+        >>> model.attention_weights(ids, max_length=4)[1].shape  # (batch, steps, source)
+        TensorShape([1, 4, 4])
+
+    References:
+        Russin, Jo, O'Reilly & Bengio (2019), Compositional generalization in a
+        deep seq2seq model by separating syntax and semantics, arXiv:1904.09708;
+        Russin, Jo, O'Reilly & Bengio (2020), Compositional generalization by
+        factorizing alignment and translation, ACL SRW.
+    """
+
+    def __init__(self, source_words, target_words, semantic_dim=120, syntax_embedding_dim=100,
+                 syntax_units=100, encoder_units=200, dropout=0.5, sequential_semantics=False,
+                 syntax_action=False, nonlinear_semantics=False, **kwargs):
+        if not kwargs.pop("source_starts_with_sos", True):
+            raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
+                             "source_starts_with_sos=False is not supported")
+        super().__init__(source_words, target_words, source_starts_with_sos=True, **kwargs)
+        sizes = (("semantic_dim", semantic_dim), ("syntax_embedding_dim", syntax_embedding_dim),
+                 ("syntax_units", syntax_units), ("encoder_units", encoder_units))
+        for name, value in sizes:
+            if isinstance(value, bool) or int(value) != value or int(value) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if not 0.0 <= float(dropout) < 1.0:
+            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        flags = dict(zip(_FLAGS, (sequential_semantics, syntax_action, nonlinear_semantics)))
+        for name, value in flags.items():
+            if value not in (True, False):
+                raise ValueError(f"{name} must be true or false, got {value!r}")
+        if sequential_semantics and int(semantic_dim) % 2:
+            raise ValueError("sequential_semantics splits semantic_dim between the two LSTM "
+                             f"directions: semantic_dim must be even, got {semantic_dim}")
+        self.semantic_dim = int(semantic_dim)
+        self.syntax_embedding_dim = int(syntax_embedding_dim)
+        self.syntax_units = int(syntax_units)
+        self.encoder_units = int(encoder_units)
+        self.decoder_units = 2 * self.encoder_units
+        self.dropout_rate = float(dropout)
+        self.sequential_semantics = bool(sequential_semantics)
+        self.syntax_action = bool(syntax_action)
+        self.nonlinear_semantics = bool(nonlinear_semantics)
+
+        # Semantic stream.
+        self.semantic_embedding = keras.layers.Embedding(
+            self.source_vocabulary_size, self.semantic_dim, name="semantic_embedding")
+        self.semantic_encoder = None
+        if self.sequential_semantics:
+            self.semantic_encoder = keras.layers.Bidirectional(
+                keras.layers.LSTM(self.semantic_dim // 2, return_sequences=True),
+                name="semantic_encoder")
+        # Syntactic stream.
+        self.syntax_embedding = keras.layers.Embedding(
+            self.source_vocabulary_size, self.syntax_embedding_dim, name="syntax_embedding")
+        self.syntax_encoder = keras.layers.Bidirectional(
+            keras.layers.LSTM(self.syntax_units, return_sequences=True), name="syntax_encoder")
+        self.sos_syntax = self.add_weight(shape=(2 * self.syntax_units,), initializer="uniform",
+                                          name="sos_syntax")
+        self.eos_syntax = self.add_weight(shape=(2 * self.syntax_units,), initializer="uniform",
+                                          name="eos_syntax")
+        self.encoder = keras.layers.Bidirectional(
+            keras.layers.LSTM(self.encoder_units, return_sequences=True, return_state=True),
+            name="encoder")
+        # Decoder.
+        self.initial_query = keras.layers.Dense(self.decoder_units, activation="relu",
+                                                name="initial_query")
+        self.decoder_cell = keras.layers.LSTMCell(self.decoder_units, name="decoder_cell")
+        self.semantic_hidden = None
+        if self.nonlinear_semantics:
+            self.semantic_hidden = keras.layers.Dense(self.semantic_dim, activation="relu",
+                                                      name="semantic_hidden")
+        self.output_projection = keras.layers.Dense(self.target_vocabulary_size,
+                                                    name="output_projection")
+        self.dropout = keras.layers.Dropout(self.dropout_rate)
+
+    # ----------------------------------------------------------------- encoder
+    def semantic_embeddings(self, source_ids, training=False):
+        """The semantic vectors m (batch, source_length, semantic_dim).
+
+        Context-free (m_j depends on x_j only) unless `sequential_semantics`.
+        """
+        embedded = self.dropout(self.semantic_embedding(source_ids), training=training)
+        if self.semantic_encoder is None:
+            return embedded
+        return self.semantic_encoder(embedded, mask=tf.not_equal(source_ids, PAD_ID),
+                                     training=training)
+
+    def shifted_syntax(self, source_ids, training=False):
+        """h̃ (batch, source_length, 2·syntax_units): the first syntactic biLSTM, shifted.
+
+        h̃_j = [→h_{j-1}; ←h_{j+1}] never depends on x_j. Position 0 and the last
+        non-padding position of each row hold the learned `<sos>` / `<eos>`
+        vectors; padding positions are zero.
+        """
+        mask = tf.not_equal(source_ids, PAD_ID)
+        embedded = self.dropout(self.syntax_embedding(source_ids), training=training)
+        states = self.syntax_encoder(embedded, mask=mask, training=training)
+        forward, backward = states[..., :self.syntax_units], states[..., self.syntax_units:]
+        zeros = tf.zeros_like(forward[:, :1])
+        shifted = tf.concat([tf.concat([zeros, forward[:, :-1]], axis=1),
+                             tf.concat([backward[:, 1:], zeros], axis=1)], axis=-1)
+        lengths = tf.reduce_sum(tf.cast(mask, tf.int32), axis=1, keepdims=True)
+        positions = tf.range(tf.shape(source_ids)[1])[None, :]
+        dtype = shifted.dtype
+        shifted = tf.where(tf.equal(positions, lengths - 1)[..., None],
+                           tf.cast(self.eos_syntax, dtype), shifted)
+        shifted = tf.where(tf.equal(positions, 0)[..., None], tf.cast(self.sos_syntax, dtype),
+                           shifted)
+        return tf.where(mask[..., None], shifted, tf.zeros_like(shifted))
+
+    def syntax_keys(self, source_ids, training=False):
+        """(h, s_0): attention keys/values h (batch, source_length, 2·encoder_units) and the
+        decoder's first query s_0 (batch, decoder_units)."""
+        mask = tf.not_equal(source_ids, PAD_ID)
+        shifted = self.shifted_syntax(source_ids, training=training)
+        keys, forward_h, _, backward_h, _ = self.encoder(shifted, mask=mask, training=training)
+        return keys, self.initial_query(tf.concat([forward_h, backward_h], axis=-1))
+
+    def encode(self, source_ids, training=False):
+        """Returns (m, h, mask, s_0): semantic values, syntactic keys, source mask, first query."""
+        source_ids = tf.convert_to_tensor(source_ids, tf.int32)
+        semantics = self.semantic_embeddings(source_ids, training=training)
+        keys, query = self.syntax_keys(source_ids, training=training)
+        return semantics, keys, tf.not_equal(source_ids, PAD_ID), query
+
+    # ----------------------------------------------------------------- decoder
+    @property
+    def readout_dim(self) -> int:
+        """Size of the decoder's readout: d_i, or [d_i; c_i] with `syntax_action`."""
+        return self.semantic_dim + (2 * self.encoder_units if self.syntax_action else 0)
+
+    def decoder_step(self, query, state, semantics, keys, mask):
+        """One step → (readout (B, readout_dim), attention (B, S), new LSTM state [h, c]).
+
+        The new query s_i is the new state's h.
+        """
+        scores = tf.einsum("bd,bsd->bs", query, keys)
+        weights = tf.nn.softmax(tf.where(mask, scores, tf.cast(_NEG_INF, scores.dtype)), axis=-1)
+        context = tf.einsum("bs,bsd->bd", weights, keys)
+        readout = tf.einsum("bs,bsd->bd", weights, semantics)
+        if self.syntax_action:
+            readout = tf.concat([readout, context], axis=-1)
+        _, state = self.decoder_cell(context, state)
+        return readout, weights, state
+
+    def output_logits(self, readout):
+        """The output function f on readouts (..., readout_dim) → masked logits (..., V)."""
+        if self.semantic_hidden is not None:
+            readout = self.semantic_hidden(readout)
+        return self.mask_special_logits(self.output_projection(readout))
+
+    def _initial_state(self, batch, dtype):
+        zeros = tf.zeros([batch, self.decoder_units], dtype)
+        return [zeros, zeros]
+
+    def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
+                       seed=None):
+        del teacher_forcing_ratio, seed  # no output feedback: nothing to force
+        semantics, keys, mask, query = self.encode(source_ids, training=training)
+        batch = tf.shape(keys)[0]
+        steps = tf.shape(target_ids)[1]
+
+        def body(t, query, h, c, readouts):
+            readout, _, (h, c) = self.decoder_step(query, [h, c], semantics, keys, mask)
+            return t + 1, h, h, c, readouts.write(t, readout)
+
+        state = self._initial_state(batch, keys.dtype)
+        readouts = tf.TensorArray(keys.dtype, size=steps,
+                                  element_shape=tf.TensorShape([None, self.readout_dim]))
+        _, _, _, _, readouts = tf.while_loop(lambda t, *_: t < steps, body,
+                                             (0, query, state[0], state[1], readouts))
+        return self.output_logits(tf.transpose(readouts.stack(), [1, 0, 2]))
+
+    def greedy_decode(self, source_ids, max_length=None):
+        return self._greedy(source_ids, max_length)[0]
+
+    def attention_weights(self, source_ids, max_length=None):
+        """Greedy decoding that also returns the attention (B, max_length, S)."""
+        return self._greedy(source_ids, max_length)
+
+    def _greedy(self, source_ids, max_length):
+        max_length = max_length or self.max_output_length
+        semantics, keys, mask, query = self.encode(source_ids)
+        batch = tf.shape(keys)[0]
+        positions = tf.range(max_length)
+
+        def body(t, query, h, c, finished, output_ids, attention):
+            readout, weights, (h, c) = self.decoder_step(query, [h, c], semantics, keys, mask)
+            token = tf.argmax(self.output_logits(readout), axis=-1, output_type=tf.int32)
+            token = tf.where(finished, PAD_ID, token)
+            at_t = tf.equal(positions, t)[None, :]
+            output_ids = tf.where(at_t, token[:, None], output_ids)
+            attention = tf.where(at_t[:, :, None], weights[:, None, :], attention)
+            return (t + 1, h, h, c, finished | tf.equal(token, EOS_ID), output_ids, attention)
+
+        def not_done(t, query, h, c, finished, *_):
+            return (t < max_length) & tf.logical_not(tf.reduce_all(finished))
+
+        state = self._initial_state(batch, keys.dtype)
+        initial = (0, query, state[0], state[1], tf.fill([batch], False),
+                   tf.fill([batch, max_length], PAD_ID),
+                   tf.zeros([batch, max_length, tf.shape(keys)[1]], keys.dtype))
+        outputs = tf.while_loop(not_done, body, initial)
+        return outputs[5], outputs[6]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "semantic_dim": self.semantic_dim,
+            "syntax_embedding_dim": self.syntax_embedding_dim,
+            "syntax_units": self.syntax_units,
+            "encoder_units": self.encoder_units,
+            "dropout": self.dropout_rate,
+            "sequential_semantics": self.sequential_semantics,
+            "syntax_action": self.syntax_action,
+            "nonlinear_semantics": self.nonlinear_semantics,
+        })
+        return config

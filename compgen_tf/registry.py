@@ -1,0 +1,28 @@
+"""The models the command-line tools know, by name."""
+
+from __future__ import annotations
+
+from compgen_tf.models.attention_seq2seq import AttentionSeq2Seq
+from compgen_tf.models.syntactic_attention import SyntacticAttention
+
+MODELS = {
+    "seq2seq": AttentionSeq2Seq,
+    "syntactic_attention": SyntacticAttention,
+}
+
+
+def model_class(name: str):
+    """The model class registered as `name`."""
+    try:
+        return MODELS[name]
+    except KeyError:
+        raise ValueError(f"unknown model {name!r}; available: {sorted(MODELS)}") from None
+
+
+def build_model(name: str, model_args: dict, source_words, target_words):
+    """Instantiates model `name` with its vocabularies; bad arguments give a clear error."""
+    cls = model_class(name)
+    try:
+        return cls(source_words, target_words, **model_args)
+    except TypeError as error:
+        raise ValueError(f"bad model_args for {name!r} ({cls.__name__}): {error}") from error

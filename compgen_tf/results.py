@@ -1,0 +1,55 @@
+"""Committed results: one JSON file per model and split, one schema for every issue.
+
+`results/<model>/<name>.json` =
+`{"model", "split", "command", "versions", "runs": [{"seed", "val_accuracy",
+"test_accuracy", "wall_time_s", "steps"}], "summary": {"n", "mean", "median",
+"std", "min", "max"}}`, accuracies as fractions of exact matches; `std` is the
+sample standard deviation (0 for a single run).
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from pathlib import Path
+
+RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
+
+
+def summarize(values) -> dict:
+    """n, mean, median, sample std, min and max of a list of accuracies."""
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("no runs to summarize")
+    return {"n": len(values), "mean": statistics.fmean(values),
+            "median": statistics.median(values),
+            "std": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values), "max": max(values)}
+
+
+def run_record(metrics: dict) -> dict:
+    """The per-seed entry of a results file, from a run's `metrics.json`."""
+    return {"seed": metrics["seed"], "val_accuracy": metrics["accuracy"]["validation"],
+            "test_accuracy": metrics["accuracy"]["test"], "wall_time_s": metrics["wall_time_s"],
+            "steps": metrics["steps"], "best_step": metrics.get("best_step")}
+
+
+def write_results(model: str, split: str, command: str, runs: list[dict], versions: dict,
+                  name: str | None = None, results_dir: Path = RESULTS_DIR, **extra) -> Path:
+    """Writes `results_dir/<model>/<name or split>.json`; returns its path."""
+    runs = sorted(runs, key=lambda r: r["seed"])
+    document = {"model": model, "split": split, "command": command, "versions": versions,
+                "runs": runs, "summary": summarize(r["test_accuracy"] for r in runs), **extra}
+    path = Path(results_dir) / model / f"{name or split}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=2) + "\n")
+    return path
+
+
+def load_results(path) -> dict:
+    """Reads a results file and checks its schema."""
+    document = json.loads(Path(path).read_text())
+    missing = {"model", "split", "command", "versions", "runs", "summary"} - set(document)
+    if missing:
+        raise ValueError(f"{path}: missing keys {sorted(missing)}")
+    return document

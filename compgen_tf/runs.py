@@ -1,0 +1,118 @@
+"""Run directories: what one training run leaves behind, and how to (re)evaluate it.
+
+A run directory holds `config.json` (the resolved configuration),
+`source_vocabulary.json` / `target_vocabulary.json`, `checkpoints/`,
+`best_model.keras`, `history.jsonl`, `logs/` (TensorBoard), `metrics.json`, and
+`errors_<split>.jsonl` (the wrongly translated examples of each split).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import keras
+
+import tfds_scan
+from compgen_tf import registry
+from compgen_tf.data import encode_split
+from compgen_tf.evaluation import evaluate_split
+from compgen_tf.trainer import BEST_MODEL, Trainer
+from compgen_tf.versions import package_versions
+from compgen_tf.vocabulary import Vocabulary
+
+EVALUATED_SPLITS = ("train", "validation", "test")
+
+
+def default_run_dir(model: str, split: str, seed: int) -> Path:
+    return Path("runs") / model / split / f"seed{seed}"
+
+
+def split_examples(split: str, part: str, data: dict):
+    """Examples of `part` ("fit", "train", "validation" or "test") of a SCAN split."""
+    return tfds_scan.load_examples(split, part,
+                                   validation_fraction=data.get("validation_fraction", 0.1),
+                                   validation_seed=data.get("validation_seed", 0))
+
+
+def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "") -> dict:
+    """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
+
+    Re-running with the same run directory resumes; a finished run is only re-evaluated.
+    """
+    run_dir = Path(run_dir)
+    resolved = dict(config, seed=seed)
+    config_file = run_dir / "config.json"
+    if config_file.exists():
+        previous = json.loads(config_file.read_text())
+        if previous != resolved:
+            raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
+                             f"another --output or delete it (differences: "
+                             f"{_differences(previous, resolved)})")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+    keras.utils.set_random_seed(seed)
+
+    data = config["data"]
+    train_examples = split_examples(config["split"], "train", data)
+    source = Vocabulary.from_texts((c for c, _ in train_examples), name="source")
+    target = Vocabulary.from_texts((a for _, a in train_examples), name="target")
+    source.save(run_dir / "source_vocabulary.json")
+    target.save(run_dir / "target_vocabulary.json")
+    model = registry.build_model(config["model"], config["model_args"], source.words, target.words)
+    fit = encode_split(model, split_examples(config["split"], "fit", data))
+    validation = encode_split(model, split_examples(config["split"], "validation", data))
+    trainer = Trainer(model, config["training"], run_dir, fit, validation, seed=seed,
+                      length_bucket=data.get("length_bucket", 8), verbose=verbose)
+    summary = trainer.fit()
+    metrics = evaluate_run(run_dir, verbose=verbose)
+    metrics.update(summary, command=command)
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def load_run_model(run_dir):
+    """The best model of a run directory."""
+    path = Path(run_dir) / BEST_MODEL
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: is {run_dir} a finished training run?")
+    import compgen_tf.models  # noqa: F401  (registers the model classes for deserialization)
+    return keras.saving.load_model(path)
+
+
+def evaluate_run(run_dir, splits=EVALUATED_SPLITS, verbose: int = 1) -> dict:
+    """Exact-match accuracy of a run's best model on its splits; writes metrics and errors."""
+    run_dir = Path(run_dir)
+    config = json.loads((run_dir / "config.json").read_text())
+    model = load_run_model(run_dir)
+    accuracy, started = {}, time.perf_counter()
+    for part in splits:
+        split = encode_split(model, split_examples(config["split"], part, config["data"]))
+        result = evaluate_split(model, split)
+        accuracy[part] = result.accuracy
+        with open(run_dir / f"errors_{part}.jsonl", "w") as errors:
+            for record in result.errors(split):
+                errors.write(json.dumps(record) + "\n")
+        if verbose:
+            print(f"{part:>10}: exact match {result.accuracy:.4f} "
+                  f"({int(result.correct.sum())}/{len(split)})")
+    metrics_file = run_dir / "metrics.json"
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+    metrics.update({"model": config["model"], "split": config["split"], "seed": config["seed"],
+                    "accuracy": accuracy, "evaluation_time_s": round(time.perf_counter() - started, 1),
+                    "versions": package_versions()})
+    metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def _differences(a: dict, b: dict, prefix="") -> list[str]:
+    keys = sorted(set(a) | set(b))
+    out = []
+    for key in keys:
+        x, y = a.get(key), b.get(key)
+        if isinstance(x, dict) and isinstance(y, dict):
+            out += _differences(x, y, f"{prefix}{key}.")
+        elif x != y:
+            out.append(f"{prefix}{key}: {x!r} -> {y!r}")
+    return out

@@ -1,0 +1,83 @@
+"""Train a model on a SCAN split: `python -m compgen_tf.train --model seq2seq --split simple`.
+
+Every hyperparameter comes from a configuration file (default: the committed
+`configs/<model>/<split>.json`); `--set SECTION.KEY=VALUE` overrides any of them.
+Rerunning the same command resumes an interrupted run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+import sys
+
+from compgen_tf import registry
+from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+
+DEFAULT_MODEL = "seq2seq"
+DEFAULT_SPLIT = {"seq2seq": "simple"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import tfds_scan
+
+    parser = argparse.ArgumentParser(
+        prog="python -m compgen_tf.train", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(registry.MODELS),
+                        help=f"model to train (default: {DEFAULT_MODEL})")
+    parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT",
+                        help="SCAN split (default depends on the model); one of: "
+                             + ", ".join(tfds_scan.CONFIG_NAMES))
+    parser.add_argument("--config", help="configuration file (default: configs/MODEL/SPLIT.json)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    budget = parser.add_mutually_exclusive_group()
+    budget.add_argument("--steps", type=int, help="override training.max_steps")
+    budget.add_argument("--epochs", type=float, help="training length in passes over the data")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one configuration value (repeatable)")
+    parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    return parser
+
+
+def resolve_config(args) -> dict:
+    split = args.split or DEFAULT_SPLIT.get(args.model, "simple")
+    config = load_config(args.config or config_path(args.model, split))
+    overrides = list(args.set)
+    if args.steps is not None:
+        overrides.append(f"training.max_steps={args.steps}")
+    config = apply_overrides(config, overrides)
+    config.update(model=args.model, split=split)
+    if args.epochs is not None:
+        from compgen_tf.runs import split_examples
+
+        examples = len(split_examples(split, "fit", config["data"]))
+        batch = config["training"].get("batch_size", 64)
+        config["training"]["max_steps"] = max(1, math.ceil(args.epochs * examples / batch))
+    return config
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        config = resolve_config(args)
+    except (ConfigError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    from compgen_tf.runs import default_run_dir, train_run
+
+    run_dir = args.output or default_run_dir(config["model"], config["split"], args.seed)
+    command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    metrics = train_run(config, run_dir, seed=args.seed, verbose=0 if args.quiet else 1,
+                        command=command)
+    accuracy = metrics["accuracy"]
+    print(f"run {run_dir}: test exact match {accuracy['test']:.4f} "
+          f"(validation {accuracy['validation']:.4f}, {metrics['steps']} steps, "
+          f"{metrics['wall_time_s']} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

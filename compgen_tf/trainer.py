@@ -1,0 +1,189 @@
+"""The training loop shared by the sequence-to-sequence models: resumable, validated, logged."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from compgen_tf.data import EncodedSplit, epoch_batches, gather_batch
+from compgen_tf.evaluation import evaluate_split
+from compgen_tf.vocabulary import PAD_ID
+
+BEST_MODEL = "best_model.keras"
+
+
+def masked_cross_entropy(target_ids, logits):
+    """Mean token cross-entropy over the non-padding target positions."""
+    losses = tf.keras.losses.sparse_categorical_crossentropy(target_ids, logits, from_logits=True)
+    mask = tf.cast(tf.not_equal(target_ids, PAD_ID), losses.dtype)
+    return tf.reduce_sum(losses * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+
+
+class Trainer:
+    """Fits a `Seq2SeqModel`, selecting the checkpoint with the best validation exact match.
+
+    Everything needed to continue is checkpointed under `run_dir/checkpoints`
+    (weights, optimizer slots, step, epoch position, best accuracy, patience,
+    elapsed time): killing the process and running it again continues where it
+    stopped. The best model is written to `run_dir/best_model.keras`, TensorBoard
+    scalars to `run_dir/logs`, and one JSON line per evaluation to
+    `run_dir/history.jsonl`.
+
+    Args:
+        model: a built or unbuilt `Seq2SeqModel`.
+        training: the `training` section of a configuration.
+        run_dir: the run directory.
+        fit_split, validation_split: `EncodedSplit`s; the test split is never seen here.
+        seed: seeds the data order and teacher-forcing draws.
+        length_bucket: padded lengths are rounded up to multiples of this.
+        verbose: 1 shows a Keras progress bar, 0 is silent.
+    """
+
+    def __init__(self, model, training: dict, run_dir, fit_split: EncodedSplit,
+                 validation_split: EncodedSplit, seed: int = 0, length_bucket: int = 8,
+                 verbose: int = 1):
+        self.model = model
+        self.settings = {"batch_size": 64, "learning_rate": 1e-3, "clip_norm": 5.0,
+                         "teacher_forcing_ratio": 1.0, "max_steps": 10000, "eval_every": 500,
+                         "patience": 10, "stop_at_accuracy": 1.01, "checkpoint_every": 500,
+                         "learning_rate_decay_steps": None, "learning_rate_decay_factor": 1.0,
+                         "jit_compile": False}
+        self.settings.update({k: v for k, v in training.items() if v is not None})
+        self.run_dir = Path(run_dir)
+        self.fit_split = fit_split
+        self.validation_split = validation_split
+        self.seed = int(seed)
+        self.length_bucket = int(length_bucket)
+        self.verbose = verbose
+        self.progress = {name: tf.Variable(initial, trainable=False, name=name) for name, initial in
+                         (("step", 0), ("epoch", 0), ("batch_in_epoch", 0), ("best_step", 0),
+                          ("evaluations_since_best", 0), ("finished", 0),
+                          ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))}
+        self.optimizer = keras.optimizers.Adam(learning_rate=self._learning_rate(),
+                                               global_clipnorm=self.settings["clip_norm"])
+        if not model.built:
+            model.build()
+        self.optimizer.build(model.trainable_variables)
+        # Keras' random-seed states (dropout) are not tracked by tf.train.Checkpoint on their own;
+        # without them a resumed run would draw different dropout masks than an uninterrupted one.
+        self.checkpoint = tf.train.Checkpoint(
+            model=model, optimizer=self.optimizer,
+            non_trainable=[v.value for v in model.non_trainable_variables], **self.progress)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, self.run_dir / "checkpoints",
+                                                  max_to_keep=2)
+        self._train_step = self._make_train_step()
+
+    def _learning_rate(self):
+        rate, steps = self.settings["learning_rate"], self.settings["learning_rate_decay_steps"]
+        if not steps:
+            return rate
+        return keras.optimizers.schedules.ExponentialDecay(
+            rate, steps, self.settings["learning_rate_decay_factor"], staircase=True)
+
+    def _make_train_step(self):
+        model, optimizer = self.model, self.optimizer
+        ratio = float(self.settings["teacher_forcing_ratio"])
+        ids = tf.TensorSpec([None, None], tf.int32)
+
+        @tf.function(input_signature=[ids, ids, tf.TensorSpec([2], tf.int32)],
+                     jit_compile=bool(self.settings["jit_compile"]))
+        def train_step(source_ids, target_ids, seed):
+            with tf.GradientTape() as tape:
+                logits = model.compute_logits(source_ids, target_ids, training=True,
+                                              teacher_forcing_ratio=ratio, seed=seed)
+                loss = masked_cross_entropy(target_ids, logits)
+            gradients = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+            return loss
+
+        return train_step
+
+    @property
+    def step(self) -> int:
+        return int(self.progress["step"].numpy())
+
+    def restore(self) -> bool:
+        """Restores the latest checkpoint of the run, if any; True when one was found."""
+        if self.manager.latest_checkpoint is None:
+            return False
+        self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
+        return True
+
+    def fit(self) -> dict:
+        """Trains until `max_steps`, early stopping or `stop_at_accuracy`; returns a summary."""
+        resumed = self.restore()
+        p, s = self.progress, self.settings
+        writer = tf.summary.create_file_writer(str(self.run_dir / "logs"))
+        if resumed and self.verbose:
+            print(f"Resuming {self.run_dir} at step {self.step}")
+        bar = keras.utils.Progbar(s["max_steps"], verbose=self.verbose,
+                                  stateful_metrics=["val_accuracy", "best"])
+        bar.update(self.step)
+        started = time.perf_counter()
+        elapsed_at_start = float(p["elapsed_seconds"].numpy())
+        while not int(p["finished"].numpy()) and self.step < s["max_steps"]:
+            epoch = int(p["epoch"].numpy())
+            batches = epoch_batches(self.fit_split, s["batch_size"], self.seed, epoch,
+                                    self.length_bucket)
+            for index in range(int(p["batch_in_epoch"].numpy()), len(batches)):
+                source, target = gather_batch(self.fit_split, batches[index], self.length_bucket)
+                loss = float(self._train_step(source, target,
+                                              tf.constant([self.seed, self.step], tf.int32)))
+                if not math.isfinite(loss):
+                    raise FloatingPointError(f"training loss became {loss} at step {self.step}; "
+                                             "lower the learning rate or the clip norm")
+                p["step"].assign_add(1)
+                p["batch_in_epoch"].assign(index + 1)
+                p["elapsed_seconds"].assign(elapsed_at_start + time.perf_counter() - started)
+                values = [("loss", loss)]
+                if self.step % s["eval_every"] == 0 or self.step >= s["max_steps"]:
+                    accuracy = self._validate(writer, loss)
+                    values += [("val_accuracy", accuracy),
+                               ("best", float(p["best_accuracy"].numpy()))]
+                if self.step % s["checkpoint_every"] == 0 or int(p["finished"].numpy()):
+                    self.manager.save(checkpoint_number=self.step)
+                bar.update(self.step, values)
+                if int(p["finished"].numpy()) or self.step >= s["max_steps"]:
+                    break
+            else:
+                p["epoch"].assign_add(1)
+                p["batch_in_epoch"].assign(0)
+        p["finished"].assign(1)
+        self.manager.save(checkpoint_number=self.step)
+        writer.close()
+        if not (self.run_dir / BEST_MODEL).exists():
+            raise RuntimeError("training ended before any validation: lower eval_every")
+        return {"steps": self.step, "best_step": int(p["best_step"].numpy()),
+                "best_val_accuracy": float(p["best_accuracy"].numpy()),
+                "wall_time_s": round(float(p["elapsed_seconds"].numpy()), 1)}
+
+    def _validate(self, writer, loss) -> float:
+        p, s = self.progress, self.settings
+        accuracy = evaluate_split(self.model, self.validation_split, keep_predictions=False).accuracy
+        if accuracy > float(p["best_accuracy"].numpy()):
+            p["best_accuracy"].assign(accuracy)
+            p["best_step"].assign(self.step)
+            p["evaluations_since_best"].assign(0)
+            self.model.save(self.run_dir / BEST_MODEL)
+            # Checkpoint now too, so that a resumed run never disagrees with the saved best model.
+            self.manager.save(checkpoint_number=self.step)
+        else:
+            p["evaluations_since_best"].assign_add(1)
+        if (accuracy >= s["stop_at_accuracy"]
+                or int(p["evaluations_since_best"].numpy()) >= s["patience"]):
+            p["finished"].assign(1)
+        with writer.as_default(step=self.step):
+            tf.summary.scalar("loss", loss)
+            tf.summary.scalar("val_accuracy", accuracy)
+        with open(self.run_dir / "history.jsonl", "a") as history:
+            history.write(json.dumps({"step": self.step, "loss": round(loss, 5),
+                                      "val_accuracy": accuracy,
+                                      "elapsed_s": round(float(p["elapsed_seconds"].numpy()), 1)})
+                          + "\n")
+        return accuracy

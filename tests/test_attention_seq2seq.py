@@ -1,0 +1,105 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from compgen_tf.models import AttentionSeq2Seq
+from compgen_tf.vocabulary import EOS_ID, PAD_ID, UnknownTokenError
+
+SOURCE = ["after", "jump", "left", "twice", "walk"]
+TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
+
+
+def make_model(**kwargs):
+    keras.utils.set_random_seed(1)
+    args = dict(embedding_dim=8, hidden_units=8, dropout=0.0, max_output_length=12)
+    args.update(kwargs)
+    return AttentionSeq2Seq(SOURCE, TARGET, **args)
+
+
+def test_encode_commands_ids_and_errors():
+    model = make_model(max_input_length=4)
+    ids, error = model.encode_commands(
+        tf.constant(["jump twice", "  ", "dax jump zup", "walk left after jump twice"]))
+    # <pad> 0, <unk> 1, <sos> 2, <eos> 3, then the sorted words from 4.
+    np.testing.assert_array_equal(ids.numpy()[0], [5, 7, EOS_ID])
+    np.testing.assert_array_equal(ids.numpy()[1:, 0], [EOS_ID] * 3)
+    assert [e.decode() for e in error.numpy()] == [
+        "", "empty command", "unknown word(s): dax zup",
+        "command too long: 5 words, the maximum is 4"]
+
+
+def test_logits_shape_and_special_tokens_never_predicted():
+    model = make_model()
+    source, _ = model.encode_commands(tf.constant(["jump twice", "walk"]))
+    target = model.encode_actions(["I_JUMP I_JUMP", "I_WALK"])
+    logits = model((source, target))
+    assert logits.shape == (2, 3, len(TARGET) + 4)
+    assert np.all(np.argmax(logits.numpy(), -1) >= EOS_ID)
+    decoded = model.greedy_decode(source).numpy()
+    assert decoded.shape == (2, 12)
+    assert np.all((decoded == PAD_ID) | (decoded >= EOS_ID))
+
+
+def test_padding_of_source_does_not_change_outputs():
+    model = make_model()
+    source, _ = model.encode_commands(tf.constant(["jump twice"]))
+    padded = tf.pad(source, [[0, 0], [0, 5]])
+    target = model.encode_actions(["I_JUMP I_JUMP"])
+    np.testing.assert_allclose(model((source, target)).numpy(), model((padded, target)).numpy(),
+                               atol=1e-5)
+    np.testing.assert_array_equal(model.greedy_decode(source), model.greedy_decode(padded))
+
+
+def test_greedy_decode_pads_after_eos():
+    model = make_model()
+    source, _ = model.encode_commands(tf.constant(["jump twice", "walk left", "jump"]))
+    decoded = model.greedy_decode(source).numpy()
+    for row in decoded:
+        eos = np.flatnonzero(row == EOS_ID)
+        if eos.size:
+            assert np.all(row[eos[0] + 1:] == PAD_ID)
+
+
+def test_teacher_forcing_ratio_changes_only_free_running_rows():
+    model = make_model()
+    source, _ = model.encode_commands(tf.constant(["jump twice"] * 4))
+    target = model.encode_actions(["I_JUMP I_JUMP"] * 4)
+    forced = model.compute_logits(source, target).numpy()
+    always = model.compute_logits(source, target, teacher_forcing_ratio=1.0, seed=[0, 0]).numpy()
+    np.testing.assert_allclose(forced, always, atol=1e-6)
+
+
+def test_save_load_round_trip(tmp_path):
+    model = make_model()
+    commands = ["jump twice after walk left", "walk"]
+    before = model.translate(commands)
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    assert isinstance(loaded, AttentionSeq2Seq)
+    assert loaded.translate(commands) == before
+    for a, b in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert loaded.get_config()["hidden_units"] == 8
+
+
+def test_translate_rejects_bad_input_clearly():
+    model = make_model(max_input_length=3)
+    with pytest.raises(UnknownTokenError, match="dax"):
+        model.translate(["jump dax"])
+    with pytest.raises(ValueError, match="empty command"):
+        model.translate([""])
+    with pytest.raises(ValueError, match="at most 3"):
+        model.translate(["walk left after jump"])
+    with pytest.raises(TypeError, match="single string"):
+        model.translate("jump")
+    with pytest.raises(UnknownTokenError, match="I_RUN"):
+        model.encode_actions(["I_RUN"])
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"hidden_units": 0}, "hidden_units"), ({"dropout": 1.0}, "dropout"),
+    ({"max_output_length": 0}, "max_output_length")])
+def test_constructor_validates(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_model(**kwargs)

@@ -1,0 +1,48 @@
+import json
+
+import pytest
+
+from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+
+
+def test_committed_configs_are_valid():
+    from compgen_tf.config import CONFIG_DIR
+
+    paths = sorted(CONFIG_DIR.glob("*/*.json"))
+    assert paths
+    for path in paths:
+        config = load_config(path)
+        assert config["training"] and config["model_args"], path
+
+
+def test_overrides_parse_json_values():
+    config = load_config(config_path("seq2seq", "simple"))
+    config = apply_overrides(config, ["training.batch_size=8", "model_args.hidden_units=16",
+                                      "data.validation_fraction=0.2"])
+    assert config["training"]["batch_size"] == 8
+    assert config["model_args"]["hidden_units"] == 16
+    assert config["data"]["validation_fraction"] == 0.2
+
+
+@pytest.mark.parametrize("override, message", [
+    ("training.bach_size=8", "unknown key training.bach_size"),
+    ("training.batch_size=big", "training.batch_size must be int"),
+    ("training.batch_size=0", "must be >= 1"),
+    ("batch_size=8", "SECTION.KEY=VALUE"),
+    ("data.validation_fraction=1.5", "validation_fraction must be in"),
+])
+def test_bad_overrides_are_precise(override, message):
+    config = load_config(config_path("seq2seq", "simple"))
+    with pytest.raises(ConfigError, match=message):
+        apply_overrides(config, [override])
+
+
+def test_bad_files(tmp_path):
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.json")
+    (tmp_path / "broken.json").write_text("{")
+    with pytest.raises(ConfigError, match="not valid JSON"):
+        load_config(tmp_path / "broken.json")
+    (tmp_path / "section.json").write_text(json.dumps({"optimizer": {}}))
+    with pytest.raises(ConfigError, match="unknown section"):
+        load_config(tmp_path / "section.json")

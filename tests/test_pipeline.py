@@ -1,0 +1,123 @@
+"""End to end through the command-line tools: train → evaluate → export → serve."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
+COMMANDS = ["jump twice after walk left", "walk", "run around right", "", "jump dax",
+            "walk " * 40]
+
+
+def run(*args, check=True):
+    result = subprocess.run([sys.executable, *args], cwd=REPO, env=ENV, capture_output=True,
+                            text=True, timeout=600)
+    if check and result.returncode:
+        raise AssertionError(f"{args} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    run_dir = tmp_path_factory.mktemp("run") / "seq2seq"
+    run("-m", "compgen_tf.train", "--model", "seq2seq", "--split", "simple_p1", "--steps", "40",
+        "--set", "training.eval_every=20", "--set", "model_args.hidden_units=16",
+        "--set", "model_args.embedding_dim=16", "--output", str(run_dir), "--quiet")
+    return run_dir
+
+
+def test_help_lists_models_and_splits():
+    out = run("-m", "compgen_tf.train", "--help").stdout
+    assert "seq2seq" in out and "addprim_jump" in out and "template_around_right" in out
+
+
+def test_bad_config_is_a_clear_error(tmp_path):
+    result = run("-m", "compgen_tf.train", "--split", "simple_p1", "--set", "training.lr=1",
+                 "--output", str(tmp_path / "r"), check=False)
+    assert result.returncode == 2 and "unknown key training.lr" in result.stderr
+
+
+def test_run_directory_contents(trained_run):
+    for name in ("config.json", "source_vocabulary.json", "target_vocabulary.json",
+                 "best_model.keras", "metrics.json", "history.jsonl", "errors_test.jsonl"):
+        assert (trained_run / name).exists(), name
+    assert list((trained_run / "checkpoints").glob("ckpt-*.index"))
+    assert list((trained_run / "logs").iterdir())
+    metrics = json.loads((trained_run / "metrics.json").read_text())
+    assert metrics["steps"] == 40 and metrics["seed"] == 0 and metrics["split"] == "simple_p1"
+    assert set(metrics["accuracy"]) == {"train", "validation", "test"}
+    assert all(0.0 <= a <= 1.0 for a in metrics["accuracy"].values())
+    assert metrics["versions"]["keras"].startswith("3.")
+    errors = [json.loads(line) for line in (trained_run / "errors_test.jsonl").open()]
+    n_test = 20910 - 209  # simple_p1: 1% of the commands for training
+    assert len(errors) == round((1 - metrics["accuracy"]["test"]) * n_test)
+    assert set(errors[0]) == {"command", "expected", "predicted"}
+
+
+def test_rerun_resumes_without_training_again(trained_run):
+    history = (trained_run / "history.jsonl").read_text()
+    out = run("-m", "compgen_tf.train", "--model", "seq2seq", "--split", "simple_p1", "--steps",
+              "40", "--set", "training.eval_every=20", "--set", "model_args.hidden_units=16",
+              "--set", "model_args.embedding_dim=16", "--output", str(trained_run), "--quiet").stdout
+    assert "test exact match" in out
+    assert (trained_run / "history.jsonl").read_text() == history
+    changed = run("-m", "compgen_tf.train", "--split", "simple_p1", "--steps", "41",
+                  "--output", str(trained_run), "--quiet", check=False)
+    assert changed.returncode != 0 and "different configuration" in changed.stderr
+
+
+def test_evaluate_cli(trained_run):
+    out = run("-m", "compgen_tf.evaluate", "--run", str(trained_run), "--splits",
+              "validation").stdout
+    assert "validation: exact match" in out
+    missing = run("-m", "compgen_tf.evaluate", "--run", str(trained_run / "nope"), check=False)
+    assert missing.returncode != 0
+
+
+def test_export_serves_strings_in_a_tensorflow_only_process(trained_run, tmp_path):
+    out_dir = tmp_path / "models" / "scan" / "1"
+    run("-m", "compgen_tf.export", "--run", str(trained_run), "--out", str(out_dir))
+    served = run("-c", f"""
+import json, sys
+import tensorflow as tf
+serve = tf.saved_model.load({str(out_dir)!r}).signatures["serving_default"]
+out = serve(commands=tf.constant({COMMANDS!r}))
+print(json.dumps({{k: [x.decode() for x in v.numpy()] for k, v in out.items()}}))
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_tf", "tfds_scan"))))
+""").stdout.strip().splitlines()
+    outputs, library_modules = json.loads(served[-2]), json.loads(served[-1])
+    assert library_modules == []
+
+    import keras
+
+    import compgen_tf  # noqa: F401
+
+    model = keras.saving.load_model(trained_run / "best_model.keras")
+    expected = model.translate(COMMANDS[:3])
+    errors = outputs["error"]
+    assert outputs["actions"][:3] == [e if not err else "" for e, err in zip(expected, errors)]
+    assert all(e in ("", f"no <eos> within max_output_length={model.max_output_length} tokens")
+               for e in errors[:3])
+    assert errors[3:] == ["empty command", "unknown word(s): dax",
+                          "command too long: 40 words, the maximum is 32"]
+    assert outputs["actions"][3:] == ["", "", ""]
+
+    cli = Path(sys.executable).with_name("saved_model_cli")
+    shown = subprocess.run([str(cli), "show", "--all", "--dir", str(out_dir)], env=ENV,
+                           capture_output=True, text=True, check=True).stdout
+    signature = shown.split("signature_def['serving_default']")[1].split("MetaGraph")[0]
+    assert signature.count("DT_STRING") == 3 and "DT_INVALID" not in signature  # in, 2 outs
+    ran = subprocess.run([str(cli), "run", "--dir", str(out_dir), "--tag_set", "serve",
+                          "--signature_def", "serving_default", "--input_exprs",
+                          "commands=['jump dax']"], env=ENV, capture_output=True, text=True,
+                         check=True).stdout
+    assert "unknown word(s): dax" in ran
+
+    again = run("-m", "compgen_tf.export", "--run", str(trained_run), "--out", str(out_dir),
+                check=False)
+    assert again.returncode == 2 and "not empty" in again.stderr

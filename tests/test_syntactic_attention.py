@@ -1,0 +1,233 @@
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfds_scan
+from compgen_tf import registry
+from compgen_tf.data import encode_split
+from compgen_tf.export import export_model
+from compgen_tf.models import SyntacticAttention
+from compgen_tf.trainer import BEST_MODEL, Trainer, masked_cross_entropy
+from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, Vocabulary
+
+SOURCE = ["after", "jump", "left", "twice", "walk"]
+TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
+SIZES = dict(semantic_dim=8, syntax_embedding_dim=8, syntax_units=8, encoder_units=8)
+ALL_FLAGS = dict(sequential_semantics=True, syntax_action=True, nonlinear_semantics=True)
+
+
+def make_model(**kwargs):
+    keras.utils.set_random_seed(1)
+    args = dict(SIZES, dropout=0.0, max_output_length=12)
+    args.update(kwargs)
+    return SyntacticAttention(SOURCE, TARGET, **args)
+
+
+def ids_of(model, commands):
+    return model.encode_commands(tf.constant(commands))[0]
+
+
+def test_registered_and_source_wrapped_in_sos_eos():
+    assert registry.model_class("syntactic_attention") is SyntacticAttention
+    model = make_model()
+    ids = ids_of(model, ["jump twice", "walk"]).numpy()
+    # <pad> 0, <unk> 1, <sos> 2, <eos> 3, then the sorted words from 4.
+    np.testing.assert_array_equal(ids, [[SOS_ID, 5, 7, EOS_ID], [SOS_ID, 8, EOS_ID, PAD_ID]])
+    assert model.get_config()["source_starts_with_sos"] is True
+    # A reloaded configuration carries source_starts_with_sos=True: accepted and ignored.
+    assert make_model(source_starts_with_sos=True).source_starts_with_sos
+    with pytest.raises(ValueError, match="always encodes commands as <sos> words <eos>"):
+        make_model(source_starts_with_sos=False)
+
+
+def test_logits_shape_and_special_tokens_never_predicted():
+    model = make_model()
+    source = ids_of(model, ["jump twice", "walk"])
+    target = model.encode_actions(["I_JUMP I_JUMP", "I_WALK"])
+    logits = model((source, target))
+    assert logits.shape == (2, 3, len(TARGET) + 4)
+    assert np.all(np.argmax(logits.numpy(), -1) >= EOS_ID)
+    decoded = model.greedy_decode(source).numpy()
+    assert decoded.shape == (2, 12) and decoded.dtype == np.int32
+    assert np.all((decoded == PAD_ID) | (decoded >= EOS_ID))
+    for row in decoded:
+        eos = np.flatnonzero(row == EOS_ID)
+        if eos.size:
+            assert np.all(row[eos[0] + 1:] == PAD_ID)
+
+
+def test_training_and_decoding_share_the_recurrence():
+    model = make_model()
+    source = ids_of(model, ["jump twice after walk left", "walk"])
+    target = model.encode_actions(["I_WALK", "I_WALK"])
+    # Outputs are never fed back: the logits do not depend on the target tokens,
+    # nor on teacher forcing, and greedy decoding is their step-wise argmax.
+    long_target = tf.fill([2, 12], EOS_ID)
+    logits = model.compute_logits(source, long_target).numpy()
+    np.testing.assert_allclose(
+        model.compute_logits(source, target, teacher_forcing_ratio=0.0, seed=[0, 1]).numpy(),
+        logits[:, :target.shape[1]], atol=1e-6)
+    expected = np.argmax(logits, -1)
+    decoded = model.greedy_decode(source).numpy()
+    for row, want in zip(decoded, expected):
+        end = np.flatnonzero(want == EOS_ID)
+        end = end[0] + 1 if end.size else len(want)
+        np.testing.assert_array_equal(row[:end], want[:end])
+
+
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
+def test_padding_of_source_does_not_change_outputs(flags):
+    model = make_model(**flags)
+    source = ids_of(model, ["jump twice", "walk left after jump"])
+    padded = tf.pad(source, [[0, 0], [0, 5]])
+    target = model.encode_actions(["I_JUMP I_JUMP", "I_JUMP I_TURN_LEFT I_WALK"])
+    np.testing.assert_allclose(model((source, target)).numpy(), model((padded, target)).numpy(),
+                               atol=1e-5)
+    np.testing.assert_array_equal(model.greedy_decode(source), model.greedy_decode(padded))
+    decoded, attention = model.attention_weights(padded, max_length=5)
+    assert attention.shape == (2, 5, padded.shape[1])
+    emitted = decoded.numpy() != PAD_ID  # steps up to and including <eos>
+    assert emitted[:, 0].all()
+    np.testing.assert_allclose(attention.numpy().sum(-1)[emitted], 1.0, atol=1e-5)
+    assert np.all(attention.numpy()[~emitted] == 0.0)
+    assert np.all(attention.numpy()[0, :, 4:] == 0.0)  # padding gets no attention
+
+
+def test_shift_hides_each_word_from_its_own_syntactic_state():
+    model = make_model(dropout=0.5)  # eval mode: no dropout
+    command = ["walk", "left", "after", "jump", "twice"]
+    base = model.shifted_syntax(ids_of(model, [" ".join(command)])).numpy()[0]
+    length = len(command) + 2
+    assert base.shape == (length, 16)
+    for j in range(1, length - 1):  # positions of the words (0 is <sos>, length-1 is <eos>)
+        changed = list(command)
+        changed[j - 1] = "walk" if command[j - 1] != "walk" else "jump"
+        other = model.shifted_syntax(ids_of(model, [" ".join(changed)])).numpy()[0]
+        np.testing.assert_allclose(other[j], base[j], atol=1e-6, err_msg=f"position {j}")
+        differs = np.abs(other - base).max(-1) > 1e-4
+        assert differs.any(), j
+        assert not differs[0] and not differs[-1]  # the learned <sos>/<eos> vectors
+    np.testing.assert_allclose(base[0], model.sos_syntax.numpy())
+    np.testing.assert_allclose(base[-1], model.eos_syntax.numpy())
+
+
+def test_shift_boundaries_follow_each_rows_length():
+    model = make_model()
+    source = ids_of(model, ["jump twice after walk", "walk", "jump left"])
+    shifted = model.shifted_syntax(source).numpy()
+    lengths = (source.numpy() != PAD_ID).sum(1)
+    for row, length in zip(shifted, lengths):
+        np.testing.assert_allclose(row[0], model.sos_syntax.numpy())
+        np.testing.assert_allclose(row[length - 1], model.eos_syntax.numpy())
+        assert np.all(row[length:] == 0.0)
+        for j in range(1, length - 1):
+            assert not np.allclose(row[j], model.eos_syntax.numpy())
+    keys, query = model.syntax_keys(source)
+    assert keys.shape == (3, source.shape[1], 16) and query.shape == (3, 16)
+    assert np.all(query.numpy() >= 0.0)  # s_0 = ReLU(W_0 [...])
+
+
+def test_semantic_stream_is_context_free_unless_sequential():
+    commands = ["jump twice", "jump left", "walk jump", "jump after walk"]
+    position_of_jump = [1, 1, 2, 1]
+    plain = make_model(dropout=0.5)
+    sequential = make_model(dropout=0.5, sequential_semantics=True)
+    for model, context_free in ((plain, True), (sequential, False)):
+        semantics = model.semantic_embeddings(ids_of(model, commands)).numpy()
+        jump = np.stack([semantics[i, j] for i, j in enumerate(position_of_jump)])
+        same = [np.allclose(jump[0], other, atol=1e-6) for other in jump[1:]]
+        assert all(same) if context_free else not any(same), model.name
+    # In training mode dropout does act on the semantic vectors.
+    source = ids_of(plain, commands)
+    assert not np.allclose(plain.semantic_embeddings(source, training=True),
+                           plain.semantic_embeddings(source))
+
+
+@pytest.mark.parametrize("flag", ["sequential_semantics", "syntax_action", "nonlinear_semantics"])
+def test_each_ablation_builds_counts_and_trains(flag):
+    base = make_model()
+    base.build()
+    model = make_model(**{flag: True})
+    model.build()
+    semantic, keys, vocabulary = 8, 16, len(TARGET) + 4
+    half = semantic // 2
+    extra = {"sequential_semantics": 2 * (4 * half * (semantic + half) + 4 * half),
+             "syntax_action": keys * vocabulary,
+             "nonlinear_semantics": semantic * semantic + semantic}[flag]
+    assert model.count_params() - base.count_params() == extra
+    assert model.get_config()[flag] is True
+
+    source = ids_of(model, ["jump twice", "walk left after jump"])
+    target = model.encode_actions(["I_JUMP I_JUMP", "I_TURN_LEFT I_WALK I_JUMP"])
+    optimizer = keras.optimizers.Adam(0.01)
+    before = [v.numpy().copy() for v in model.trainable_variables]
+    with tf.GradientTape() as tape:
+        loss = masked_cross_entropy(target, model.compute_logits(source, target, training=True))
+    gradients = tape.gradient(loss, model.trainable_variables)
+    missing = [v.path for v, g in zip(model.trainable_variables, gradients) if g is None]
+    assert not missing
+    optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+    assert np.isfinite(float(loss))
+    assert all(not np.array_equal(a, v.numpy()) for a, v in zip(before, model.trainable_variables))
+
+
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
+def test_save_load_round_trip(tmp_path, flags):
+    model = make_model(**flags)
+    commands = ["jump twice after walk left", "walk"]
+    before = model.translate(commands)
+    model.save(tmp_path / "m.keras")
+    loaded = keras.saving.load_model(tmp_path / "m.keras")
+    assert isinstance(loaded, SyntacticAttention)
+    assert loaded.translate(commands) == before
+    assert len(model.weights) == len(loaded.weights)
+    for a, b in zip(model.weights, loaded.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+    config, loaded_config = model.get_config(), loaded.get_config()
+    assert loaded_config == config
+    for flag in ALL_FLAGS:
+        assert loaded_config[flag] is bool(flags.get(flag, False))
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"semantic_dim": 0}, "semantic_dim must be a positive integer"),
+    ({"encoder_units": 2.5}, "encoder_units must be a positive integer"),
+    ({"dropout": 1.0}, r"dropout must be in \[0, 1\)"),
+    ({"syntax_action": "yes"}, "syntax_action must be true or false"),
+    ({"sequential_semantics": True, "semantic_dim": 7}, "semantic_dim must be even"),
+    ({"max_output_length": 0}, "max_output_length")])
+def test_constructor_validates(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        make_model(**kwargs)
+
+
+def test_export_matches_translate(tmp_path):
+    model = make_model()
+    commands = ["jump twice", "walk left after jump", "walk"]
+    path = export_model(model, tmp_path / "m")
+    serving = tf.saved_model.load(str(path)).signatures["serving_default"]
+    outputs = serving(commands=tf.constant(commands + ["dax"]))
+    assert [a.decode() for a in outputs["actions"].numpy()[:3]] == model.translate(commands)
+    assert outputs["error"].numpy()[3].decode().startswith("unknown word")
+
+
+# A small slice of SCAN: the commands of at most 3 words.
+EXAMPLES = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands() if len(c.split()) <= 3]
+
+
+def test_tiny_run_learns_training_set(tmp_path):
+    keras.utils.set_random_seed(0)
+    source = Vocabulary.from_texts(c for c, _ in EXAMPLES)
+    target = Vocabulary.from_texts(a for _, a in EXAMPLES)
+    model = SyntacticAttention(source.words, target.words, semantic_dim=16,
+                               syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
+                               dropout=0.0, max_output_length=12)
+    split = encode_split(model, EXAMPLES)
+    settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 800,
+                "eval_every": 25, "checkpoint_every": 1000, "patience": 100,
+                "stop_at_accuracy": 1.0}
+    summary = Trainer(model, settings, tmp_path, split, split, seed=3, verbose=0).fit()
+    assert summary["best_val_accuracy"] == 1.0, summary
+    best = keras.saving.load_model(tmp_path / BEST_MODEL)
+    assert best.translate([c for c, _ in EXAMPLES]) == [a for _, a in EXAMPLES]

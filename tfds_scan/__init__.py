@@ -1,0 +1,35 @@
+"""SCAN for TensorFlow Datasets, fully offline, in official order and multiplicity.
+
+Example:
+    >>> import tfds_scan
+    >>> train = tfds_scan.load("addprim_jump", "fit")          # tf.data.Dataset of dicts
+    >>> pairs = tfds_scan.load_examples("addprim_jump", "fit")  # same, as Python pairs
+    >>> tfds_scan.interpret("jump twice")
+    'I_JUMP I_JUMP'
+"""
+
+from tfds_scan.grammar import all_commands, interpret
+from tfds_scan.loader import default_data_dir, load
+from tfds_scan.offline_scan import OfflineScan
+from tfds_scan.splits import (
+    CONFIG_NAMES,
+    OFFICIAL_FILES,
+    SPLIT_NAMES,
+    load_examples,
+    split_examples,
+    split_line_indices,
+)
+
+__all__ = [
+    "CONFIG_NAMES",
+    "OFFICIAL_FILES",
+    "SPLIT_NAMES",
+    "OfflineScan",
+    "all_commands",
+    "default_data_dir",
+    "interpret",
+    "load",
+    "load_examples",
+    "split_examples",
+    "split_line_indices",
+]

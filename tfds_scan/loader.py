@@ -1,0 +1,97 @@
+"""``load``: one SCAN split as a ``tf.data.Dataset``, built offline through TFDS."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+from tfds_scan import splits
+from tfds_scan.offline_scan import OfflineScan
+
+DATA_DIR_ENV_VAR = "COMPGEN_TF_DATA_DIR"
+
+
+def default_data_dir() -> Path:
+    """Return where ``load`` builds datasets when no ``data_dir`` is given.
+
+    Returns:
+        ``$COMPGEN_TF_DATA_DIR`` if set and non-empty, else
+        ``~/.cache/compgen_tf/tensorflow_datasets``.
+
+    Example:
+        >>> default_data_dir().name
+        'tensorflow_datasets'
+    """
+    configured = os.environ.get(DATA_DIR_ENV_VAR)
+    if configured:
+        return Path(configured).expanduser()
+    return Path.home() / ".cache" / "compgen_tf" / "tensorflow_datasets"
+
+
+def load(
+    name: str,
+    split: str = "train",
+    *,
+    validation_fraction: float = 0.1,
+    validation_seed: int = 0,
+    data_dir: str | os.PathLike | None = None,
+) -> tf.data.Dataset:
+    """Load one split of a SCAN config, in official order and multiplicity.
+
+    Builds the ``offline_scan/<name>`` TFDS dataset into ``data_dir`` on first use (no
+    download), then reads it unshuffled.
+
+    Args:
+        name: One of ``tfds_scan.CONFIG_NAMES``, e.g. ``"addprim_jump"``.
+        split: ``"train"`` or ``"test"`` (official), ``"validation"`` (a seeded subset of
+            train lines) or ``"fit"`` (train minus validation).
+        validation_fraction: Share of train lines held out as validation, in (0, 1).
+        validation_seed: Seed of the validation carve.
+        data_dir: TFDS data directory; default ``default_data_dir()``.
+
+    Returns:
+        A dataset of ``{"commands": tf.string, "actions": tf.string}`` scalars, equal to
+        ``load_examples(name, split, ...)``.
+
+    Raises:
+        ValueError: For an unknown config or split, or a bad validation_fraction.
+
+    Example:
+        >>> ds = load("simple", "fit", data_dir="/tmp/tfds")
+        >>> next(iter(ds))["commands"].numpy()
+        b'jump opposite right twice and turn opposite right thrice'
+    """
+    splits.check_config_name(name)
+    splits.check_split_name(split)
+    splits.check_validation_fraction(validation_fraction)
+    builder = OfflineScan(
+        config=name, data_dir=os.fspath(data_dir if data_dir else default_data_dir())
+    )
+    builder.download_and_prepare()
+    # One file at a time, in file order: the official order is part of the contract.
+    read_config = tfds.ReadConfig(interleave_cycle_length=1)
+    source_split = "test" if split == "test" else "train"
+    dataset = builder.as_dataset(
+        split=source_split, shuffle_files=False, read_config=read_config
+    )
+    if split in ("test", "train"):
+        return dataset
+    num_train_lines = builder.info.splits["train"].num_examples
+    kept_lines = splits.split_line_indices(
+        num_train_lines,
+        split,
+        validation_fraction=validation_fraction,
+        validation_seed=validation_seed,
+    )
+    is_kept = [False] * num_train_lines
+    for line in kept_lines:
+        is_kept[line] = True
+    keep_mask = tf.constant(is_kept, dtype=tf.bool)
+    return (
+        dataset.enumerate()
+        .filter(lambda line, example: keep_mask[line])
+        .map(lambda line, example: example)
+    )

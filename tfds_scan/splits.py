@@ -1,0 +1,462 @@
+"""Every official SCAN split, regenerated offline from the grammar (no TensorFlow).
+
+Deterministic splits (``addprim_*``, ``filler_*``, ``length``, ``template_*``) are filters
+over the commands, listed in the order of the official ``tasks.txt``. Random splits
+(``simple``, ``simple_pX``, ``addprim_jump_numN_repR``) use the official choices shipped as
+index arrays in ``data/scan_orders.npz`` (written by ``tools/make_orders.py``).
+
+Repeated commands. Some train splits repeat commands to give them 10% of the training lines:
+``addprim_jump`` has bare ``jump`` 1,467 times, ``addprim_turn_left`` has ``turn left``
+2,189 times, and ``addprim_jump_numN_repR`` has bare ``jump`` and each of its N chosen
+commands round(1467 / (N + 1)) times each. The official files do not fix where these lines
+go, so this package spreads them evenly through the other train lines (which keep tasks.txt
+order): extra line j of m sits at relative position (j + 1/2) / m, and the extra lines cycle
+through the repeated commands (``jump``, then the chosen commands in the order of
+``addprim_jump_additional_examples.json``). A prefix of the train split, or a small shuffle
+buffer, thus sees the repeated commands in their intended proportion instead of in one block.
+
+Validation carve. ``"validation"`` is a seeded random subset of train LINE indices (so
+copies of a repeated command may fall on both sides); ``"fit"`` is the rest of train. Both
+keep official order. ``load_examples`` here and ``tfds_scan.load`` share
+``split_line_indices``.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources
+import numbers
+import random
+from collections.abc import Callable, Mapping
+
+from tfds_scan import grammar
+
+Example = tuple[str, str]
+
+_BASE_CONFIG_NAMES = (
+    "simple",
+    "addprim_jump",
+    "addprim_turn_left",
+    "filler_num0",
+    "filler_num1",
+    "filler_num2",
+    "filler_num3",
+    "length",
+    "template_around_right",
+    "template_jump_around_right",
+    "template_opposite_right",
+    "template_right",
+)
+SIZE_PERCENTAGES = (1, 2, 4, 8, 16, 32, 64)
+ADDITIONAL_EXAMPLE_COUNTS = (1, 2, 4, 8, 16, 32)
+ADDITIONAL_EXAMPLE_REPEATS = (1, 2, 3, 4, 5)
+
+CONFIG_NAMES: tuple[str, ...] = (
+    _BASE_CONFIG_NAMES
+    + tuple(f"simple_p{percent}" for percent in SIZE_PERCENTAGES)
+    + tuple(
+        f"addprim_jump_num{count}_rep{repeat}"
+        for count in ADDITIONAL_EXAMPLE_COUNTS
+        for repeat in ADDITIONAL_EXAMPLE_REPEATS
+    )
+)
+"""Every config name: the 12 of upstream TFDS ``scan``, then ``simple_pX``, then
+``addprim_jump_numN_repR``."""
+
+SPLIT_NAMES = ("train", "validation", "fit", "test")
+"""Splits accepted by ``load`` and ``load_examples``: official ``train`` and ``test``, and
+``validation`` / ``fit`` carved from ``train``."""
+
+NUM_ADDPRIM_JUMP_REPEATS = 1_467
+NUM_ADDPRIM_TURN_LEFT_REPEATS = 2_189
+MAX_TRAIN_ACTION_LENGTH = 22
+_SIMPLE_TRAIN_PERCENT = 80
+_FILLER_VERBS = {0: (), 1: ("look",), 2: ("look", "walk"), 3: ("look", "walk", "run")}
+
+
+def _official_files() -> dict[str, dict[str, str]]:
+    def pair(pattern: str) -> dict[str, str]:
+        return {split: pattern.format(split=split) for split in ("train", "test")}
+
+    files = {
+        "simple": pair("simple_split/tasks_{split}_simple.txt"),
+        "addprim_jump": pair("add_prim_split/tasks_{split}_addprim_jump.txt"),
+        "addprim_turn_left": pair("add_prim_split/tasks_{split}_addprim_turn_left.txt"),
+        "length": pair("length_split/tasks_{split}_length.txt"),
+    }
+    for num in _FILLER_VERBS:
+        files[f"filler_num{num}"] = pair(f"filler_split/tasks_{{split}}_filler_num{num}.txt")
+    for name in _BASE_CONFIG_NAMES:
+        if name.startswith("template_"):
+            files[name] = pair(f"template_split/tasks_{{split}}_{name}.txt")
+    for percent in SIZE_PERCENTAGES:
+        files[f"simple_p{percent}"] = pair(
+            f"simple_split/size_variations/tasks_{{split}}_simple_p{percent}.txt"
+        )
+    for count in ADDITIONAL_EXAMPLE_COUNTS:
+        for repeat in ADDITIONAL_EXAMPLE_REPEATS:
+            files[f"addprim_jump_num{count}_rep{repeat}"] = pair(
+                "add_prim_split/with_additional_examples/"
+                f"tasks_{{split}}_addprim_complex_jump_num{count}_rep{repeat}.txt"
+            )
+    return {name: files[name] for name in CONFIG_NAMES}
+
+
+OFFICIAL_FILES: Mapping[str, Mapping[str, str]] = _official_files()
+"""For each config, ``{"train": path, "test": path}`` of the official SCAN file it
+reproduces, relative to the root of the official SCAN repository (as in
+``fingerprints.tsv``)."""
+
+
+def _describe(name: str) -> str:
+    if name.startswith("simple_p"):
+        percent = name[len("simple_p") :]
+        return f"Random split: {percent}% of commands for training (official size variation)."
+    if name.startswith("addprim_jump_num"):
+        count, repeat = name[len("addprim_jump_num") :].split("_rep")
+        return (
+            f"addprim_jump plus {count} compositional jump commands in train "
+            f"(official with_additional_examples, draw {repeat})."
+        )
+    return {
+        "simple": "Random 80/20 split of all commands (official order).",
+        "addprim_jump": "Train: no 'jump' except the bare primitive; test: every jump command.",
+        "addprim_turn_left": "Train: 'turn left' only bare; test: every other 'turn left' command.",
+        "filler_num0": "Test: 'jump around right'; train has no '<verb> around right'.",
+        "filler_num1": "Test: 'jump around right'; train has 'look around right'.",
+        "filler_num2": "Test: 'jump around right'; train has look/walk 'around right'.",
+        "filler_num3": "Test: 'jump around right'; train has look/walk/run 'around right'.",
+        "length": "Train: action sequences up to 22 tokens; test: 24 tokens or more.",
+        "template_around_right": "Test: every '<verb> around right' command.",
+        "template_jump_around_right": "Test: every 'jump around right' command.",
+        "template_opposite_right": "Test: every '<verb> opposite right' command.",
+        "template_right": "Test: every '<verb> right' command.",
+    }[name]
+
+
+CONFIG_DESCRIPTIONS: Mapping[str, str] = {name: _describe(name) for name in CONFIG_NAMES}
+"""One-line description of each config."""
+
+
+@functools.lru_cache(maxsize=None)
+def _shipped_orders() -> dict[str, tuple[int, ...]]:
+    # numpy is imported here so that importing this module stays cheap.
+    import numpy as np
+
+    resource = importlib.resources.files("tfds_scan").joinpath("data").joinpath("scan_orders.npz")
+    with resource.open("rb") as stream, np.load(stream, allow_pickle=False) as arrays:
+        stored_sha256 = str(arrays["canonical_sha256"])
+        orders = {
+            key: tuple(int(index) for index in arrays[key])
+            for key in arrays.files
+            if key != "canonical_sha256"
+        }
+    if stored_sha256 != grammar.canonical_order_sha256():
+        raise RuntimeError(
+            "tfds_scan/data/scan_orders.npz indexes a different canonical command order than "
+            "tfds_scan.grammar; rerun `python -m tfds_scan.tools.make_orders`."
+        )
+    return orders
+
+
+def _has_phrase(command: str, phrase: str) -> bool:
+    return f" {phrase} " in f" {command} "
+
+
+def _interleave(base: list[int], extras: list[int]) -> list[int]:
+    # Integer form of "extra j goes before base line i when (j+1/2)/m < (i+1/2)/n".
+    merged = []
+    next_extra = 0
+    for position, item in enumerate(base):
+        while (
+            next_extra < len(extras)
+            and (2 * next_extra + 1) * len(base) < (2 * position + 1) * len(extras)
+        ):
+            merged.append(extras[next_extra])
+            next_extra += 1
+        merged.append(item)
+    merged.extend(extras[next_extra:])
+    return merged
+
+
+def _filter_split(
+    is_test: Callable[[str], bool],
+    is_dropped: Callable[[str], bool] = lambda command: False,
+) -> tuple[list[int], list[int]]:
+    commands = grammar.all_commands()
+    train, test = [], []
+    for index in _shipped_orders()["tasks_order"]:
+        command = commands[index]
+        if is_dropped(command):
+            continue
+        (test if is_test(command) else train).append(index)
+    return train, test
+
+
+def _addprim_split(
+    primitive: str, phrase: str, repeated: tuple[str, ...], num_repeats: int
+) -> tuple[list[int], list[int]]:
+    repeated_set = set(repeated)
+    train, test = _filter_split(
+        is_test=lambda command: _has_phrase(command, phrase),
+        is_dropped=lambda command: command == primitive or command in repeated_set,
+    )
+    index_of = grammar.command_index()
+    cycle = [index_of[primitive]] + [index_of[command] for command in repeated]
+    return _interleave(train, cycle * num_repeats), test
+
+
+def _template_split(dropped_phrases: tuple[str, ...], test_phrases: tuple[str, ...]):
+    return _filter_split(
+        is_test=lambda command: any(_has_phrase(command, p) for p in test_phrases),
+        is_dropped=lambda command: any(_has_phrase(command, p) for p in dropped_phrases),
+    )
+
+
+def _filler_split(num: int) -> tuple[list[int], list[int]]:
+    allowed = set(_FILLER_VERBS[num])
+    forbidden_fillers = [v for v in ("walk", "look", "run") if v not in allowed]
+
+    def is_dropped(command: str) -> bool:
+        if _has_phrase(command, "turn around right"):
+            return True
+        if _has_phrase(command, "jump around right"):
+            return False
+        return any(_has_phrase(command, f"{verb} around right") for verb in forbidden_fillers)
+
+    return _filter_split(
+        is_test=lambda command: _has_phrase(command, "jump around right"),
+        is_dropped=is_dropped,
+    )
+
+
+def _random_split(percent: int) -> tuple[list[int], list[int]]:
+    order = list(_shipped_orders()["simple_order"])
+    train_size = len(order) * percent // 100
+    return order[:train_size], order[train_size:]
+
+
+@functools.lru_cache(maxsize=None)
+def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
+    verbs = grammar.PRIMITIVE_VERBS
+    if config_name == "simple":
+        train, test = _random_split(_SIMPLE_TRAIN_PERCENT)
+    elif config_name.startswith("simple_p"):
+        train, test = _random_split(int(config_name[len("simple_p") :]))
+    elif config_name == "addprim_jump":
+        train, test = _addprim_split("jump", "jump", (), NUM_ADDPRIM_JUMP_REPEATS)
+    elif config_name == "addprim_turn_left":
+        train, test = _addprim_split(
+            "turn left", "turn left", (), NUM_ADDPRIM_TURN_LEFT_REPEATS
+        )
+    elif config_name.startswith("addprim_jump_num"):
+        count = int(config_name[len("addprim_jump_num") :].split("_rep")[0])
+        chosen_indices = _shipped_orders()[f"additional_{config_name[len('addprim_jump_'):]}"]
+        chosen = tuple(grammar.all_commands()[index] for index in chosen_indices)
+        train, test = _addprim_split(
+            "jump", "jump", chosen, round(NUM_ADDPRIM_JUMP_REPEATS / (count + 1))
+        )
+    elif config_name.startswith("filler_num"):
+        train, test = _filler_split(int(config_name[len("filler_num") :]))
+    elif config_name == "length":
+        actions = grammar.all_actions()
+        index_of = grammar.command_index()
+        train, test = _filter_split(
+            is_test=lambda command: (
+                len(actions[index_of[command]].split()) > MAX_TRAIN_ACTION_LENGTH
+            )
+        )
+    elif config_name == "template_around_right":
+        train, test = _template_split(
+            ("turn around right",), tuple(f"{verb} around right" for verb in verbs)
+        )
+    elif config_name == "template_jump_around_right":
+        train, test = _template_split(("turn around right",), ("jump around right",))
+    elif config_name == "template_opposite_right":
+        train, test = _template_split(
+            ("turn opposite right",), tuple(f"{verb} opposite right" for verb in verbs)
+        )
+    elif config_name == "template_right":
+        train, test = _template_split(
+            ("turn right",), tuple(f"{verb} right" for verb in verbs)
+        )
+    else:  # pragma: no cover - names are validated before this point
+        raise AssertionError(config_name)
+    return {"train": tuple(train), "test": tuple(test)}
+
+
+def check_config_name(config_name: str) -> None:
+    """Raise a ValueError listing the valid names if ``config_name`` is not a config.
+
+    Args:
+        config_name: The name to check.
+
+    Raises:
+        ValueError: For an unknown name.
+
+    Example:
+        >>> check_config_name("length")
+    """
+    if config_name not in CONFIG_NAMES:
+        raise ValueError(
+            f"Unknown SCAN config {config_name!r}; valid names: {', '.join(CONFIG_NAMES)}."
+        )
+
+
+def split_examples(config_name: str) -> dict[str, list[Example]]:
+    """Return the official train and test examples of one SCAN config.
+
+    Args:
+        config_name: One of ``CONFIG_NAMES``, e.g. ``"addprim_jump"``.
+
+    Returns:
+        ``{"train": [(command, actions), ...], "test": [...]}`` in official order and
+        multiplicity (see the module docstring for the order of deterministic splits and of
+        repeated commands). The lists are fresh copies.
+
+    Raises:
+        ValueError: For an unknown config name.
+
+    Example:
+        >>> examples = split_examples("addprim_jump")
+        >>> len(examples["train"]), len(examples["test"])
+        (14670, 7706)
+    """
+    check_config_name(config_name)
+    commands, actions = grammar.all_commands(), grammar.all_actions()
+    return {
+        split: [(commands[index], actions[index]) for index in indices]
+        for split, indices in _split_indices(config_name).items()
+    }
+
+
+def check_validation_fraction(validation_fraction: float) -> None:
+    """Raise a ValueError unless ``0 < validation_fraction < 1``.
+
+    Args:
+        validation_fraction: Share of train lines to hold out for validation.
+
+    Raises:
+        ValueError: For a non-number, a bool, or a value outside (0, 1).
+
+    Example:
+        >>> check_validation_fraction(0.1)
+    """
+    if (
+        isinstance(validation_fraction, bool)
+        or not isinstance(validation_fraction, numbers.Real)
+        or not 0 < validation_fraction < 1
+    ):
+        raise ValueError(
+            f"validation_fraction must be a number in (0, 1), got {validation_fraction!r}."
+        )
+
+
+def check_split_name(split: str) -> None:
+    """Raise a ValueError listing the valid splits if ``split`` is not one of them.
+
+    Args:
+        split: The split name to check.
+
+    Raises:
+        ValueError: For a name not in ``SPLIT_NAMES``.
+
+    Example:
+        >>> check_split_name("fit")
+    """
+    if split not in SPLIT_NAMES:
+        raise ValueError(f"Unknown split {split!r}; valid splits: {', '.join(SPLIT_NAMES)}.")
+
+
+def split_line_indices(
+    num_train_lines: int,
+    split: str,
+    *,
+    validation_fraction: float = 0.1,
+    validation_seed: int = 0,
+) -> list[int]:
+    """Return which lines of the official train split make up ``split``.
+
+    The validation lines are the first ``round(validation_fraction * num_train_lines)`` of
+    a permutation of ``range(num_train_lines)`` drawn by ``random.Random(validation_seed)``;
+    ``fit`` is every other line. This is the single implementation of the carve, used by both
+    ``load_examples`` and ``tfds_scan.load``.
+
+    Args:
+        num_train_lines: Number of lines of the official train split.
+        split: ``"train"``, ``"validation"`` or ``"fit"``.
+        validation_fraction: Share of train lines held out, in (0, 1).
+        validation_seed: Seed of the permutation.
+
+    Returns:
+        Sorted line indices (so official order is kept).
+
+    Raises:
+        ValueError: For a bad split or fraction, or a carve that leaves either side empty.
+
+    Example:
+        >>> split_line_indices(10, "validation", validation_fraction=0.2)
+        [7, 8]
+    """
+    check_split_name(split)
+    if split == "test":
+        raise ValueError("split_line_indices carves the train split; 'test' is not carved.")
+    check_validation_fraction(validation_fraction)
+    if split == "train":
+        return list(range(num_train_lines))
+    num_validation = round(validation_fraction * num_train_lines)
+    if not 0 < num_validation < num_train_lines:
+        raise ValueError(
+            f"validation_fraction={validation_fraction!r} of {num_train_lines} train lines "
+            f"gives {num_validation} validation lines; both validation and fit must be "
+            "non-empty."
+        )
+    permutation = list(range(num_train_lines))
+    random.Random(validation_seed).shuffle(permutation)
+    validation = set(permutation[:num_validation])
+    if split == "validation":
+        return sorted(validation)
+    return [line for line in range(num_train_lines) if line not in validation]
+
+
+def load_examples(
+    name: str,
+    split: str = "train",
+    *,
+    validation_fraction: float = 0.1,
+    validation_seed: int = 0,
+) -> list[Example]:
+    """Return one split of a SCAN config as Python pairs, without building TFDS files.
+
+    Same contents and order as ``tfds_scan.load`` (see ``split_line_indices``).
+
+    Args:
+        name: One of ``CONFIG_NAMES``.
+        split: ``"train"``, ``"validation"``, ``"fit"`` or ``"test"``.
+        validation_fraction: Share of train lines held out as validation, in (0, 1).
+        validation_seed: Seed of the validation carve.
+
+    Returns:
+        A list of ``(command, actions)`` pairs in official order.
+
+    Raises:
+        ValueError: For an unknown config or split, or a bad validation_fraction.
+
+    Example:
+        >>> len(load_examples("simple", "validation"))
+        1673
+    """
+    check_config_name(name)
+    check_split_name(split)
+    check_validation_fraction(validation_fraction)
+    examples = split_examples(name)
+    if split == "test":
+        return examples["test"]
+    train = examples["train"]
+    lines = split_line_indices(
+        len(train),
+        split,
+        validation_fraction=validation_fraction,
+        validation_seed=validation_seed,
+    )
+    return [train[line] for line in lines]

@@ -1,0 +1,1 @@
+"""Maintenance scripts for ``tfds_scan`` (not used at run time)."""
