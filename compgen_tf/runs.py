@@ -36,10 +36,12 @@ def split_examples(split: str, part: str, data: dict):
                                    validation_seed=data.get("validation_seed", 0))
 
 
-def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "") -> dict:
+def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
+              evaluate_splits=EVALUATED_SPLITS) -> dict:
     """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
 
     Re-running with the same run directory resumes; a finished run is only re-evaluated.
+    `evaluate_splits` names the splits scored after training (tuning leaves out "test").
     """
     run_dir = Path(run_dir)
     resolved = dict(config, seed=seed)
@@ -66,7 +68,7 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     trainer = Trainer(model, config["training"], run_dir, fit, validation, seed=seed,
                       length_bucket=data.get("length_bucket", 8), verbose=verbose)
     summary = trainer.fit()
-    metrics = evaluate_run(run_dir, verbose=verbose)
+    metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose)
     metrics.update(summary, command=command)
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics

@@ -85,6 +85,11 @@ def test_padding_of_source_does_not_change_outputs(flags):
     np.testing.assert_allclose(model((source, target)).numpy(), model((padded, target)).numpy(),
                                atol=1e-5)
     np.testing.assert_array_equal(model.greedy_decode(source), model.greedy_decode(padded))
+    # Rows of different lengths in one batch: each as if it were alone, without padding.
+    for i, command in enumerate(["jump twice", "walk left after jump"]):
+        alone = ids_of(model, [command])
+        np.testing.assert_allclose(model((alone, target[i:i + 1])).numpy()[0],
+                                   model((padded, target)).numpy()[i], atol=1e-5)
     decoded, attention = model.attention_weights(padded, max_length=5)
     assert attention.shape == (2, 5, padded.shape[1])
     emitted = decoded.numpy() != PAD_ID  # steps up to and including <eos>

@@ -109,7 +109,8 @@ class AttentionSeq2Seq(Seq2SeqModel):
         _, _, _, logits_array = tf.while_loop(
             lambda t, *_: t < steps, body,
             (0, tf.fill([batch], SOS_ID), state,
-             tf.TensorArray(self.compute_dtype, size=steps)))
+             tf.TensorArray(self.compute_dtype, size=steps)),
+            maximum_iterations=steps)  # XLA needs a bound for the TensorArray
         return tf.transpose(logits_array.stack(), [1, 0, 2])
 
     def greedy_decode(self, source_ids, max_length=None):

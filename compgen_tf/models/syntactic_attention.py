@@ -252,7 +252,8 @@ class SyntacticAttention(Seq2SeqModel):
         readouts = tf.TensorArray(keys.dtype, size=steps,
                                   element_shape=tf.TensorShape([None, self.readout_dim]))
         _, _, _, _, readouts = tf.while_loop(lambda t, *_: t < steps, body,
-                                             (0, query, state[0], state[1], readouts))
+                                             (0, query, state[0], state[1], readouts),
+                                             maximum_iterations=steps)  # bound needed by XLA
         return self.output_logits(tf.transpose(readouts.stack(), [1, 0, 2]))
 
     def greedy_decode(self, source_ids, max_length=None):

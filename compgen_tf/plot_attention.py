@@ -1,0 +1,89 @@
+"""Attention heat map of one translation: `python -m compgen_tf.plot_attention`.
+
+    python -m compgen_tf.plot_attention --run DIR --command "jump twice after walk left"
+
+Writes a PNG (default `DIR/attention_<command>.png`): one row per output token,
+one column per input position, as in the Syntactic Attention paper's Figures
+10-15. Works for every model that implements `attention_weights`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from compgen_tf.vocabulary import EOS_ID, PAD_ID
+
+
+def attention_map(model, command: str):
+    """Greedy translation of `command` with its attention.
+
+    Returns:
+        (input_tokens, output_tokens, weights): weights has shape
+        (len(output_tokens), len(input_tokens)); the output ends with `<eos>`
+        when the model emitted one.
+    """
+    if not hasattr(model, "attention_weights"):
+        raise TypeError(f"{type(model).__name__} does not expose attention weights")
+    model.check_commands([command])
+    source_ids, _ = model.encode_commands([command])
+    output_ids, weights = model.attention_weights(source_ids)
+    source_ids, output_ids, weights = (np.asarray(source_ids)[0], np.asarray(output_ids)[0],
+                                       np.asarray(weights)[0])
+    n_in = int((source_ids != PAD_ID).sum())
+    eos = np.flatnonzero(output_ids == EOS_ID)
+    n_out = int(eos[0]) + 1 if eos.size else int((output_ids != PAD_ID).sum())
+    inputs = [model.source_vocabulary.tokens[i] for i in source_ids[:n_in]]
+    outputs = [model.target_vocabulary.tokens[i] for i in output_ids[:n_out]]
+    return inputs, outputs, weights[:n_out, :n_in]
+
+
+def plot_attention(model, command: str, path) -> Path:
+    """Draws the attention of `model` translating `command` into the PNG `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    inputs, outputs, weights = attention_map(model, command)
+    figure, axes = plt.subplots(figsize=(1.0 + 0.6 * len(inputs), 1.0 + 0.3 * len(outputs)))
+    image = axes.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+    axes.set_xticks(range(len(inputs)), inputs, rotation=45, ha="right")
+    axes.set_yticks(range(len(outputs)), outputs)
+    axes.set_xlabel("input")
+    axes.set_ylabel("output")
+    axes.set_title(command, fontsize=9)
+    figure.colorbar(image, ax=axes, fraction=0.05)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf.plot_attention",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
+    parser.add_argument("--command", required=True, help="the SCAN command to translate")
+    parser.add_argument("--out", help="PNG path (default: RUN/attention_<command>.png)")
+    args = parser.parse_args(argv)
+    from compgen_tf.runs import load_run_model
+
+    out = args.out or Path(args.run) / f"attention_{'_'.join(args.command.split())}.png"
+    try:
+        path = plot_attention(load_run_model(args.run), args.command, out)
+    except (FileNotFoundError, TypeError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

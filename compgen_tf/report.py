@@ -1,0 +1,522 @@
+"""Regenerate `results/README.md` from the committed results: `python -m compgen_tf.report`.
+
+    python -m compgen_tf.report [--results-dir results] [--out results/README.md] [--runs-dir runs]
+
+Reads every `results/**/*.json` file that has `runs` (the schema of
+`compgen_tf.results`) and writes one table per paper, the paper's test accuracy
+beside ours on the same split (`PAPER_RESULTS`; a split without results of ours
+shows "—"), then any other results, then the benchmark files of
+`results/benchmarks/` in a "Speed" section. Plots go to `plots/` next to the
+README: the per-seed test accuracies of every results file with at least two runs,
+and validation accuracy against training step for the runs whose directories
+(`RUNS/<model>/<name>/seed<N>/history.jsonl`) exist on this machine.
+
+The output is deterministic (no dates, sorted inputs, PNGs without metadata):
+regenerating without new results rewrites identical files. A malformed results
+file stops the report with an error naming it (exit code 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from compgen_tf.results import RESULTS_DIR, load_results, summarize
+
+REPO_DIR = Path(__file__).resolve().parents[1]
+GENERATOR = "python -m compgen_tf.report"
+BENCHMARKS = "benchmarks"
+PLOTS = "plots"
+
+# The papers, in the order of their tables: key -> (title, what the numbers are).
+PAPERS = {
+    "baseline": (
+        "Baseline seq2seq (Lake & Baroni 2018; Gordon et al. 2020)",
+        "Paper: Gordon et al. 2020, Table 1, row 'seq2seq (comparable architecture)' (a "
+        "single-layer bidirectional LSTM with 64 units, the model `configs/seq2seq` follows); "
+        "Lake & Baroni 2018's numbers, as quoted in the same table, are in the source column."),
+    "russin2019": (
+        "Syntactic Attention (Russin et al. 2019, arXiv:1904.09708)",
+        "Paper: mean ± std over 5 runs (add-jump: 25 runs, whose distribution is skewed: the "
+        "paper's headline number is the median, 91.0)."),
+    "gordon2020": (
+        "Equivariant seq2seq (Gordon et al. 2020, ICLR)",
+        "Paper: Table 1, row 'Equivariant seq2seq (ours)'."),
+    "lake2019": (
+        "Meta seq2seq (Lake 2019, NeurIPS)",
+        "Paper: mean ± SD over 5 runs (Sec. 4). The mutual-exclusivity task is not SCAN; the "
+        "others are SCAN test sets under Lake's meta-training paradigms. The results-file names "
+        "are placeholders until the model lands."),
+    "symmetry": (
+        "Symmetry and systematicity (anonymous, under review)",
+        "Not SCAN exact match: accuracy on the toy tasks (Tables 1 and 2) and the proportion of "
+        "symbols after the central 'o' predicted correctly (Table 3, palindromes). The "
+        "results-file names are placeholders until the models land."),
+}
+
+# (model, results-file name) -> the paper's test accuracy in percent: mean, optional std,
+# median and number of runs n, and where the number comes from.
+PAPER_RESULTS = {
+    ("seq2seq", "simple"): dict(
+        paper="baseline", mean=100.0,
+        source="Gordon et al. 2020 Table 1; Lake & Baroni 2018: 99.7"),
+    ("seq2seq", "addprim_jump"): dict(
+        paper="baseline", mean=0.0, std=0.0,
+        source="Gordon et al. 2020 Table 1; Lake & Baroni 2018 (best model): 1.2"),
+    ("seq2seq", "template_around_right"): dict(
+        paper="baseline", mean=0.02, std=0.02,
+        source="Gordon et al. 2020 Table 1, 'Around Right' (0.02 ± 2e-2); Lake & Baroni: NA"),
+    ("seq2seq", "length"): dict(
+        paper="baseline", mean=12.4, std=2.3,
+        source="Gordon et al. 2020 Table 1; Lake & Baroni 2018: 13.8"),
+
+    ("syntactic_attention", "simple"): dict(
+        paper="russin2019", mean=100.0, std=0.0, n=5, source="Table 1"),
+    ("syntactic_attention", "addprim_jump"): dict(
+        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        source="Table 1 (median 91.0 ± 27.4) and Sec. 3.3 (mean 78.4)"),
+    ("syntactic_attention", "addprim_turn_left"): dict(
+        paper="russin2019", mean=99.9, std=0.16, n=5, source="Table 1"),
+    ("syntactic_attention", "length"): dict(
+        paper="russin2019", mean=15.2, std=0.7, n=5, source="Table 1"),
+    ("syntactic_attention", "template_jump_around_right"): dict(
+        paper="russin2019", mean=98.9, std=2.3, n=5, source="Table 5 (supp.)"),
+    ("syntactic_attention", "template_right"): dict(
+        paper="russin2019", mean=99.1, std=1.8, n=5, source="Table 5 (supp.), 'P right'"),
+    ("syntactic_attention", "template_opposite_right"): dict(
+        paper="russin2019", mean=10.5, std=8.8, n=5,
+        source="Table 5 (supp.), 'P opposite right'"),
+    ("syntactic_attention", "template_around_right"): dict(
+        paper="russin2019", mean=28.9, std=34.8, n=5, source="Table 5 (supp.), 'P around right'"),
+    ("syntactic_attention", "addprim_jump_sequential_semantics"): dict(
+        paper="russin2019", mean=42.3, std=32.7, n=5,
+        source="Table 2, ablation 'Sequential semantics'"),
+    ("syntactic_attention", "addprim_jump_syntax_action"): dict(
+        paper="russin2019", mean=88.7, std=14.2, n=5, source="Table 2, ablation 'Syntax-action'"),
+    ("syntactic_attention", "addprim_jump_nonlinear_semantics"): dict(
+        paper="russin2019", mean=84.4, std=14.1, n=5,
+        source="Table 3 (supp.), ablation 'Nonlinear semantics'"),
+    ("syntactic_attention", "addprim_jump_num1"): dict(
+        paper="russin2019", mean=84.4, std=28.5, n=5,
+        source="Table 4 (supp.): 1 extra 'jump' command, 5 random samples (our rep1-5)"),
+    ("syntactic_attention", "addprim_jump_num2"): dict(
+        paper="russin2019", mean=100.0, std=0.01, n=5,
+        source="Table 4 (supp.): 2 extra 'jump' commands, 5 random samples (our rep1-5)"),
+
+    ("equivariant_seq2seq", "simple"): dict(paper="gordon2020", mean=100.0, source="Table 1"),
+    ("equivariant_seq2seq", "addprim_jump"): dict(
+        paper="gordon2020", mean=99.1, std=0.04, source="Table 1, 'Add Jump'"),
+    ("equivariant_seq2seq", "template_around_right"): dict(
+        paper="gordon2020", mean=92.0, std=0.24, source="Table 1, 'Around Right'"),
+    ("equivariant_seq2seq", "length"): dict(
+        paper="gordon2020", mean=15.9, std=3.2, source="Table 1"),
+
+    ("meta_seq2seq", "mutual_exclusivity"): dict(
+        paper="lake2019", mean=100.0, std=0.0, n=5, source="Sec. 4.2"),
+    ("meta_seq2seq", "add_jump_permutation"): dict(
+        paper="lake2019", mean=99.95, std=0.08, n=5,
+        source="Table 2 / Sec. 4.3, permutation meta-training"),
+    ("meta_seq2seq", "add_jump_augmentation"): dict(
+        paper="lake2019", mean=98.71, std=1.49, n=5,
+        source="Table 2 / Sec. 4.4, augmentation meta-training"),
+    ("meta_seq2seq", "around_right"): dict(
+        paper="lake2019", mean=99.96, std=0.08, n=5, source="Table 3 / Sec. 4.5"),
+    ("meta_seq2seq", "length"): dict(
+        paper="lake2019", mean=16.64, std=2.10, n=5, source="Table 3 / Sec. 4.6"),
+    ("meta_seq2seq", "add_jump_permutation_no_support_loss"): dict(
+        paper="lake2019", mean=5.43, std=7.6, n=5,
+        source="Table 2 / Sec. 4.3, ablation without support loss"),
+    ("meta_seq2seq", "add_jump_permutation_no_decoder_attention"): dict(
+        paper="lake2019", mean=10.32, std=6.4, n=5,
+        source="Table 2 / Sec. 4.3, ablation without decoder attention"),
+    ("meta_seq2seq", "add_jump_standard_seq2seq"): dict(
+        paper="lake2019", mean=0.03, std=0.02, n=5,
+        source="Table 2 / Sec. 4.3, standard seq2seq (memory removed), standard training"),
+
+    ("symbol_convolution", "rule_learning"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 1, convolution; recurrent net and MLP: 50"),
+    ("symbol_convolution", "composition"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 2, convolution; recurrent net and MLP: 0"),
+    ("stack_lstm", "palindromes_in_domain"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 3, convolutional LSTM, in-domain; standard LSTM: 100"),
+    ("stack_lstm", "palindromes_long"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 3, convolutional LSTM, longer strings; standard LSTM: 77"),
+    ("stack_lstm", "palindromes_deep"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 3, convolutional LSTM, N_A > 2; standard LSTM: 82"),
+}
+
+TABLE_HEADER = ("| model | split | paper (test %) | ours: mean ± std (n) | median | min–max "
+                "| wall time / run | paper source |\n|---|---|---|---|---|---|---|---|")
+
+
+class ReportError(ValueError):
+    """A results file the report cannot use."""
+
+
+# --------------------------------------------------------------------------- reading
+
+def read_results_dir(results_dir: Path):
+    """(results, benchmarks): results keyed by (model, name); benchmark documents by path."""
+    results, benchmarks = {}, {}
+    for path in sorted(results_dir.rglob("*.json"), key=lambda p: p.relative_to(results_dir)
+                       .as_posix()):
+        relative = path.relative_to(results_dir)
+        try:
+            document = json.loads(path.read_text())
+        except json.JSONDecodeError as error:
+            raise ReportError(f"{path}: not valid JSON: {error}") from error
+        if relative.parts[0] == BENCHMARKS:
+            benchmarks[relative.as_posix()] = document
+            continue
+        if not isinstance(document, dict) or "runs" not in document:
+            print(f"note: {path} has no 'runs': not a results file, skipped", file=sys.stderr)
+            continue
+        entry = _check_results(path, document)
+        key = (entry["model"], path.stem)
+        if key in results:
+            raise ReportError(f"{path}: a second results file for model {key[0]!r} named "
+                              f"{key[1]!r} (the other: {results[key]['path']})")
+        entry["path"] = relative.as_posix()
+        results[key] = entry
+    return results, benchmarks
+
+
+def _check_results(path: Path, document: dict) -> dict:
+    try:
+        load_results(path)
+    except ValueError as error:
+        raise ReportError(f"malformed results file {error}") from error
+    runs = document["runs"]
+    if not isinstance(runs, list) or not runs:
+        raise ReportError(f"malformed results file {path}: 'runs' must be a non-empty list")
+    for index, run in enumerate(runs):
+        where = f"malformed results file {path}: runs[{index}]"
+        if not isinstance(run, dict):
+            raise ReportError(f"{where} is not an object")
+        missing = {"seed", "test_accuracy"} - set(run)
+        if missing:
+            raise ReportError(f"{where} lacks {sorted(missing)}")
+        for field in ("test_accuracy", "val_accuracy"):
+            value = run.get(field)
+            if field in run and (not isinstance(value, (int, float)) or isinstance(value, bool)
+                                 or not 0.0 <= value <= 1.0):
+                raise ReportError(f"{where}: {field} must be a fraction in [0, 1], got "
+                                  f"{value!r}")
+    if not isinstance(document["model"], str) or not document["model"]:
+        raise ReportError(f"malformed results file {path}: 'model' must be a model name")
+    return {"model": document["model"], "split": document["split"], "runs": runs}
+
+
+# --------------------------------------------------------------------------- formatting
+
+def _percent(fraction: float) -> str:
+    return f"{100.0 * fraction:.1f}"
+
+
+def _paper_number(value: float) -> str:
+    text = f"{value:.2f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def paper_cell(paper: dict) -> str:
+    text = _paper_number(paper["mean"])
+    if "std" in paper:
+        text += f" ± {_paper_number(paper['std'])}"
+    extras = []
+    if "median" in paper:
+        extras.append(f"median {_paper_number(paper['median'])}")
+    if "n" in paper:
+        extras.append(f"n={paper['n']}")
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _wall_time(seconds) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 100:
+        return f"{seconds:.1f} s"
+    if seconds < 6000:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def our_stats(entry: dict) -> dict:
+    accuracies = [run["test_accuracy"] for run in entry["runs"]]
+    times = [run["wall_time_s"] for run in entry["runs"] if run.get("wall_time_s") is not None]
+    return dict(summarize(accuracies), wall_time=statistics.fmean(times) if times else None)
+
+
+def our_cells(entry: dict | None) -> list[str]:
+    if entry is None:
+        return ["—", "—", "—", "—"]
+    stats = our_stats(entry)
+    return [f"{_percent(stats['mean'])} ± {_percent(stats['std'])} (n={stats['n']})",
+            _percent(stats["median"]), f"{_percent(stats['min'])}–{_percent(stats['max'])}",
+            _wall_time(stats["wall_time"])]
+
+
+def _split_cell(name: str, entry: dict | None) -> str:
+    if entry is None:
+        return name
+    if "pooled" in entry:
+        return f"{name} (pooled: {', '.join(f'[{p}]({p})' for p in entry['pooled'])})"
+    return f"[{name}]({entry['path']})"
+
+
+def pooled_entry(results: dict, model: str, name: str) -> dict | None:
+    """Runs of `<name>_rep<R>` files pooled, for paper numbers averaged over data samples."""
+    keys = sorted(k for k in results if k[0] == model and k[1].startswith(f"{name}_rep")
+                  and k[1][len(name) + 4:].isdigit())
+    if not keys:
+        return None
+    return {"model": model, "split": name, "pooled": [results[k]["path"] for k in keys],
+            "runs": [run for k in keys for run in results[k]["runs"]], "keys": keys}
+
+
+# --------------------------------------------------------------------------- plots
+
+def _matplotlib():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(figure, path: Path):
+    figure.tight_layout()
+    figure.savefig(path, format="png", dpi=100, metadata={"Software": None})
+    _matplotlib().close(figure)
+
+
+def plot_seeds(entry: dict, paper: dict | None, path: Path):
+    """Per-seed test accuracy: one dot per seed, our mean and median, the paper's numbers."""
+    plt = _matplotlib()
+    values = sorted(100.0 * run["test_accuracy"] for run in entry["runs"])
+    figure, axes = plt.subplots(figsize=(6.4, 3.2))
+    # Deterministic spread: dots with equal values side by side, not on top of each other.
+    seen: dict[float, int] = {}
+    xs = []
+    for value in values:
+        count = seen.get(round(value, 1), 0) % 15
+        seen[round(value, 1)] = count + 1
+        xs.append((count + 1) // 2 * 0.06 * (1 if count % 2 else -1))
+    axes.scatter(values, xs, s=36, color="tab:blue", alpha=0.8, zorder=3,
+                 label=f"ours, per seed (n={len(values)})")
+    axes.axvline(statistics.fmean(values), color="tab:blue", linewidth=1.5, label="our mean")
+    axes.axvline(statistics.median(values), color="tab:blue", linewidth=1.5, linestyle=":",
+                 label="our median")
+    if paper is not None:
+        axes.axvline(paper["mean"], color="tab:red", linewidth=1.5, linestyle="--",
+                     label="paper mean")
+        if "median" in paper:
+            axes.axvline(paper["median"], color="tab:red", linewidth=1.5, linestyle="-.",
+                         label="paper median")
+    axes.set_xlim(-2, 102)
+    axes.set_ylim(-0.5, 0.5)
+    axes.set_yticks([])
+    axes.set_xlabel("test exact match (%)")
+    axes.set_title(f"{entry['model']} on {entry['split']}: test accuracy per seed")
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=8,
+                frameon=False)
+    _save(figure, path)
+
+
+def read_history(path: Path) -> list[tuple[int, float]]:
+    points = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+            points.append((int(record["step"]), 100.0 * float(record["val_accuracy"])))
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by an interrupted run
+    return points
+
+
+def plot_curves(entry: dict, name: str, runs_dir: Path, path: Path) -> bool:
+    """Validation accuracy against step for each seed whose history is here; False if none."""
+    curves = []
+    for run in sorted(entry["runs"], key=lambda r: r["seed"]):
+        history = runs_dir / entry["model"] / name / f"seed{run['seed']}" / "history.jsonl"
+        if history.exists():
+            points = read_history(history)
+            if points:
+                curves.append((run["seed"], points))
+    if not curves:
+        return False
+    plt = _matplotlib()
+    figure, axes = plt.subplots(figsize=(6.4, 3.6))
+    for seed, points in curves:
+        axes.plot([s for s, _ in points], [a for _, a in points], linewidth=1.2,
+                  label=f"seed {seed}")
+    axes.set_ylim(-2, 102)
+    axes.set_xlabel("training step")
+    axes.set_ylabel("validation exact match (%)")
+    axes.set_title(f"{entry['model']} on {name}: validation accuracy during training")
+    if len(curves) <= 10:
+        axes.legend(fontsize=8, ncol=2)
+    _save(figure, path)
+    return True
+
+
+# --------------------------------------------------------------------------- the report
+
+def _table_row(model, name, paper, entry) -> str:
+    cells = [model, _split_cell(name, entry), paper_cell(paper) if paper else "—",
+             *our_cells(entry), paper["source"] if paper else "—"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _speed_section(benchmarks: dict) -> list[str]:
+    lines = ["## Speed", ""]
+    if not benchmarks:
+        return lines + [f"No benchmark files yet (`{BENCHMARKS}/*.json`).", ""]
+    lines += ["Benchmark files (nested fields such as versions omitted; see each file).", ""]
+    for relative, document in benchmarks.items():
+        records = document if isinstance(document, list) else [document]
+        records = [r for r in records if isinstance(r, dict)]
+        columns = []
+        for record in records:
+            columns += [k for k, v in record.items() if k not in columns
+                        and not isinstance(v, (dict, list))]
+        lines += [f"### [{relative}]({relative})", ""]
+        if not columns:
+            lines += ["(no scalar fields)", ""]
+            continue
+        lines += ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
+        for record in records:
+            lines.append("| " + " | ".join(_scalar(record.get(c)) for c in columns) + " |")
+        lines.append("")
+    return lines
+
+
+def _scalar(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value).replace("|", "\\|")
+
+
+def build_report(results_dir: Path, out: Path, runs_dir: Path) -> dict:
+    """Writes the README and its plots; returns {"readme": path, "plots": [paths]}."""
+    results_dir, out, runs_dir = Path(results_dir), Path(out), Path(runs_dir)
+    results, benchmarks = read_results_dir(results_dir)
+    plots_dir = out.parent / PLOTS
+    lines = [
+        "# Results",
+        "",
+        f"<!-- Generated by `{GENERATOR}`: do not edit by hand. -->",
+        f"**Generated by `{GENERATOR}` from the JSON files of this directory: do not edit it "
+        "by hand.** Rerun that command after adding results.",
+        "",
+        "Accuracies are exact match on the split's test set, in percent (a command counts only "
+        "if its whole action sequence is right); ours are over seeds (`std` is the sample "
+        "standard deviation), each seed's model selected on validation exact match. A split "
+        "name links to its results file (command, seeds, versions, configuration). \"—\" in "
+        "our columns: no result yet.",
+        "",
+    ]
+    used = set()
+    for key, (title, explanation) in PAPERS.items():
+        lines += [f"## {title}", "", explanation, "", TABLE_HEADER]
+        for (model, name), paper in PAPER_RESULTS.items():
+            if paper["paper"] != key:
+                continue
+            entry = results.get((model, name))
+            if entry is not None:
+                used.add((model, name))
+            else:
+                entry = pooled_entry(results, model, name)
+                if entry is not None:
+                    used.update(entry["keys"])
+            lines.append(_table_row(model, name, paper, entry))
+        lines.append("")
+    others = [key for key in sorted(results) if key not in used]
+    lines += ["## Other results", ""]
+    if others:
+        lines += ["Results without a paper number to compare with.", "", TABLE_HEADER]
+        lines += [_table_row(model, name, None, results[(model, name)]) for model, name in others]
+    else:
+        lines.append("None.")
+    lines.append("")
+
+    plots, plot_lines = [], []
+    for model, name in sorted(results):
+        entry = results[(model, name)]
+        images = []
+        if len(entry["runs"]) >= 2:
+            path = plots_dir / f"{model}__{name}__seeds.png"
+            plots_dir.mkdir(parents=True, exist_ok=True)
+            plot_seeds(dict(entry, split=name), _paper_for(model, name), path)
+            images.append((path, "test accuracy per seed"))
+        path = plots_dir / f"{model}__{name}__curves.png"
+        plots_dir.mkdir(parents=True, exist_ok=True)
+        if plot_curves(entry, name, runs_dir, path):
+            images.append((path, "validation accuracy during training"))
+        if images:
+            plot_lines += [f"### {model} / {name}", ""]
+            for image, caption in images:
+                relative = image.relative_to(out.parent).as_posix()
+                plot_lines += [f"![{model} {name}: {caption}]({relative})", ""]
+                plots.append(image)
+    lines += ["## Plots", ""]
+    if plot_lines:
+        lines += ["Per-seed test accuracy (results with at least two seeds; dashed: the "
+                  "paper's mean) and validation accuracy during training (runs whose "
+                  "directories are on the machine that generated this file).", ""]
+        lines += plot_lines
+    else:
+        lines += ["None yet (they need results with at least two seeds, or local run "
+                  "directories).", ""]
+    lines += _speed_section(benchmarks)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines).rstrip("\n") + "\n")
+    if plots_dir.exists():  # drop plots of results that no longer exist
+        for stale in sorted(set(plots_dir.glob("*.png")) - set(plots)):
+            stale.unlink()
+    return {"readme": out, "plots": plots}
+
+
+def _paper_for(model: str, name: str) -> dict | None:
+    paper = PAPER_RESULTS.get((model, name))
+    if paper is None and "_rep" in name:
+        paper = PAPER_RESULTS.get((model, name.rsplit("_rep", 1)[0]))
+    return paper
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog=GENERATOR, description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--results-dir", default=str(RESULTS_DIR),
+                        help=f"results directory (default: {RESULTS_DIR})")
+    parser.add_argument("--out", help="README to write (default: RESULTS_DIR/README.md)")
+    parser.add_argument("--runs-dir", default=str(REPO_DIR / "runs"),
+                        help="run directories, for training curves (default: the repo's runs/)")
+    args = parser.parse_args(argv)
+    results_dir = Path(args.results_dir)
+    if not results_dir.is_dir():
+        print(f"error: results directory {results_dir} does not exist", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else results_dir / "README.md"
+    try:
+        report = build_report(results_dir, out, Path(args.runs_dir))
+    except ReportError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {report['readme']} and {len(report['plots'])} plot(s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

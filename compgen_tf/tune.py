@@ -1,0 +1,597 @@
+"""Hyperparameter search with keras-tuner: `python -m compgen_tf.tune`.
+
+    python -m compgen_tf.tune --model syntactic_attention --split addprim_jump \\
+        --tuner hyperband --max-epochs 27
+    python -m compgen_tf.tune --model seq2seq --split simple --tuner random --max-trials 20 \\
+        --steps 3000
+
+Each trial applies one set of hyperparameter values to the model's configuration
+(`configs/<model>/<split>.json`, or `--config`, after the `--set` overrides) and
+trains it with the library's own trainer (`compgen_tf.runs.train_run`) in its own
+run directory, `OUTPUT/<tuner>/trial_<id>/run`. The objective is the exact-match
+accuracy on the VALIDATION split carved from train (`val_exact_match`, maximised);
+the test split is never evaluated during a search.
+
+Search space: `configs/<model>/search_space.json` (or `--search-space FILE`), a JSON
+object mapping `section.key` to a spec:
+
+    {"notes": "where the ranges come from",
+     "model_args.hidden_units": {"type": "int", "min": 32, "max": 256, "step": 32},
+     "model_args.dropout": {"type": "float", "min": 0.0, "max": 0.5, "step": 0.1},
+     "training.learning_rate": {"type": "choice", "values": [0.0003, 0.001, 0.003]},
+     "training.jit_compile": {"type": "boolean"}}
+
+`int` and `float` take `min`, `max` and optionally `step` and `sampling` (`linear`,
+`log`, `reverse_log`). A key also given with `--set` is fixed at that value and
+removed from the search.
+
+Training budget of a trial:
+- `--tuner hyperband`: keras-tuner hands each trial an epoch budget (`tuner/epochs`,
+  at most `--max-epochs`, default 27, shrinking by `--factor`); it becomes
+  `training.max_steps` = epochs x steps per epoch, where an epoch is `--steps N`
+  steps if given, else one pass over the fit split (ceil(examples / batch size) of
+  that trial). Every hyperband trial trains from scratch for its whole budget
+  (a finished run directory cannot be extended); the trial it was promoted from is
+  shown in the `from` column. The full schedule of `--max-epochs 27 --factor 3` is 70
+  trials and 450 epochs of training in all (`--max-epochs 9`: 23 trials, 87 epochs);
+  `--max-trials` caps it.
+- `--tuner random` / `bayesian`: `--steps N` fixes `training.max_steps`,
+  `--max-epochs N` sets it to N passes over the fit split; with neither, the
+  configuration's own `max_steps` applies. Early stopping (patience) still applies.
+  `bayesian` needs scipy and scikit-learn (`pip install 'keras-tuner[bayesian]'`).
+
+Resuming: rerunning the same command continues the search. keras-tuner reloads its
+state from `OUTPUT/<tuner>/` (finished trials are not run again; an interrupted trial
+is retried, and its run directory resumes from its last checkpoint). A larger
+`--max-trials` extends a finished search; any other change (model, split, tuner,
+seed, search space, base configuration, budget) is refused: pass another `--output`.
+
+Outputs (default `OUTPUT` = `runs/tune/<model>/<split>`): `trials.md` and
+`trials.json` (the trials ranked by validation exact match, with their
+hyperparameters, steps and wall time), `best_config.json` (the best trial's full
+configuration, accepted by `python -m compgen_tf.train --config`), and
+`search.json` (the settings that a rerun must match).
+
+GPU: TensorFlow, and therefore every trial, uses a visible GPU automatically (with
+the `gpu` extra installed); `CUDA_VISIBLE_DEVICES=1` picks the second GPU and
+`CUDA_VISIBLE_DEVICES=` hides them all. Trials run one after another.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import gc
+import inspect
+import json
+import math
+import shlex
+import sys
+from pathlib import Path
+
+from compgen_tf import registry
+from compgen_tf.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS, ConfigError,
+                               apply_overrides, config_path, load_config, validate_config)
+
+OBJECTIVE = "val_exact_match"
+TUNERS = ("hyperband", "random", "bayesian")
+SEARCH_SPACE_FILE = "search_space.json"
+SPEC_FIELDS = {"int": {"type", "min", "max", "step", "sampling"},
+               "float": {"type", "min", "max", "step", "sampling"},
+               "choice": {"type", "values"},
+               "boolean": {"type"}}
+SAMPLINGS = ("linear", "log", "reverse_log")
+TUNING_SPLITS = ("validation",)
+DEFAULT_MAX_TRIALS = 10
+DEFAULT_MAX_EPOCHS = 27
+FLOAT_DIGITS = 10
+
+
+class SearchSpaceError(ConfigError):
+    """A search space file that cannot be used."""
+
+
+# --------------------------------------------------------------------------- search spaces
+
+def search_space_path(model: str) -> Path:
+    """The committed search space of `model`: `configs/<model>/search_space.json`."""
+    return CONFIG_DIR / model / SEARCH_SPACE_FILE
+
+
+def model_arg_names(model: str) -> set[str]:
+    """Keyword arguments that the model class (and its bases, through **kwargs) accepts."""
+    names = set()
+    for cls in registry.model_class(model).__mro__:
+        if cls is object or cls.__module__.split(".")[0] == "keras":
+            break
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            continue
+        parameters = inspect.signature(init).parameters.values()
+        names |= {p.name for p in parameters
+                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
+            break
+    return names - {"self", "source_words", "target_words"}
+
+
+def load_search_space(path, model: str, base_config: dict | None = None) -> dict:
+    """Reads and validates a search space file; returns `{section.key: spec}` (no notes)."""
+    path = Path(path)
+    if not path.exists():
+        raise SearchSpaceError(f"search space file {path} does not exist (expected a JSON "
+                               f"object mapping SECTION.KEY to a spec)")
+    try:
+        space = json.loads(path.read_text())
+    except json.JSONDecodeError as error:
+        raise SearchSpaceError(f"{path} is not valid JSON: {error}") from error
+    return validate_search_space(space, model, base_config, origin=str(path))
+
+
+def validate_search_space(space, model: str, base_config: dict | None = None,
+                          origin: str = "search space") -> dict:
+    """Checks key names, spec types and bounds; with `base_config`, also that the
+    configuration (and the model) accept the values at both ends of every range."""
+    if not isinstance(space, dict):
+        raise SearchSpaceError(f"{origin}: a search space is a JSON object mapping "
+                               f"SECTION.KEY to a spec")
+    if "notes" in space and not isinstance(space["notes"], str):
+        raise SearchSpaceError(f"{origin}: 'notes' must be a string")
+    specs = {name: spec for name, spec in space.items() if name != "notes"}
+    if not specs:
+        raise SearchSpaceError(f"{origin}: no hyperparameters to search")
+    valid_keys = {"model_args": model_arg_names(model), "training": set(TRAINING_KEYS),
+                  "data": set(DATA_KEYS)}
+    for name, spec in specs.items():
+        section, dot, key = name.partition(".")
+        where = f"{origin}: {name}"
+        if not dot or section not in SECTIONS or not key:
+            raise SearchSpaceError(f"{where}: keys look like SECTION.KEY with SECTION one of "
+                                   f"{list(SECTIONS)}")
+        if key not in valid_keys[section]:
+            raise SearchSpaceError(f"{where}: {key!r} is not a {section} key of model "
+                                   f"{model!r}; valid keys: {sorted(valid_keys[section])}")
+        _check_spec(spec, where)
+    if base_config is not None:
+        _check_values_accepted(specs, model, base_config, origin)
+    return specs
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _check_spec(spec, where):
+    if not isinstance(spec, dict) or "type" not in spec:
+        raise SearchSpaceError(f"{where}: a spec is an object with a 'type' "
+                               f"(one of {sorted(SPEC_FIELDS)})")
+    kind = spec["type"]
+    if kind not in SPEC_FIELDS:
+        raise SearchSpaceError(f"{where}: unknown type {kind!r}; expected one of "
+                               f"{sorted(SPEC_FIELDS)}")
+    unknown = set(spec) - SPEC_FIELDS[kind]
+    if unknown:
+        raise SearchSpaceError(f"{where}: unknown field(s) {sorted(unknown)} for type "
+                               f"{kind!r}; allowed: {sorted(SPEC_FIELDS[kind])}")
+    if kind in ("int", "float"):
+        for field in ("min", "max"):
+            if field not in spec:
+                raise SearchSpaceError(f"{where}: type {kind!r} needs '{field}'")
+        low, high, step = spec["min"], spec["max"], spec.get("step")
+        wanted = (lambda v: isinstance(v, int) and not isinstance(v, bool)) if kind == "int" \
+            else _is_number
+        for field, value in (("min", low), ("max", high), ("step", step)):
+            if value is not None and not wanted(value):
+                raise SearchSpaceError(f"{where}: '{field}' must be "
+                                       f"{'an integer' if kind == 'int' else 'a number'}, "
+                                       f"got {value!r}")
+        if not low < high:
+            raise SearchSpaceError(f"{where}: bad bounds: min ({low}) must be below max "
+                                   f"({high})")
+        sampling = spec.get("sampling", "linear")
+        if sampling not in SAMPLINGS:
+            raise SearchSpaceError(f"{where}: unknown sampling {sampling!r}; expected one of "
+                                   f"{list(SAMPLINGS)}")
+        if sampling != "linear" and low <= 0:
+            raise SearchSpaceError(f"{where}: bad bounds: {sampling} sampling needs min > 0, "
+                                   f"got {low}")
+        if step is not None:
+            if step <= 0:
+                raise SearchSpaceError(f"{where}: bad step {step}: must be positive")
+            if sampling == "linear" and step > high - low:
+                raise SearchSpaceError(f"{where}: bad step {step}: larger than max - min "
+                                       f"({high - low}), so only min could be drawn")
+            if sampling != "linear" and step <= 1:
+                raise SearchSpaceError(f"{where}: bad step {step}: with {sampling} sampling "
+                                       f"the step is a factor and must be > 1")
+    elif kind == "choice":
+        values = spec.get("values")
+        if not isinstance(values, list) or len(values) < 2:
+            raise SearchSpaceError(f"{where}: 'values' must be a list of at least 2 values")
+        if len({json.dumps(v) for v in values}) != len(values):
+            raise SearchSpaceError(f"{where}: 'values' has duplicates: {values}")
+        kinds = {_value_kind(v) for v in values}
+        if None in kinds or len(kinds) != 1:
+            raise SearchSpaceError(f"{where}: 'values' must all be integers, all numbers, all "
+                                   f"strings or all booleans, got {values}")
+
+
+def _value_kind(value):
+    if isinstance(value, bool):
+        return "bool"
+    if _is_number(value):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    return None
+
+
+def _candidate_values(spec) -> list:
+    kind = spec["type"]
+    if kind in ("int", "float"):
+        return [spec["min"], spec["max"]]
+    if kind == "choice":
+        return list(spec["values"])
+    return [False, True]
+
+
+def _check_values_accepted(specs, model, base_config, origin):
+    """Every value at the ends of each range must pass the config schema and the model."""
+    for name, spec in specs.items():
+        section, _, key = name.partition(".")
+        for value in _candidate_values(spec):
+            config = copy.deepcopy(base_config)
+            config[section][key] = value
+            try:
+                config = validate_config(config, origin="configuration")
+                if section == "model_args":
+                    registry.build_model(model, config["model_args"], ["a"], ["A"])
+            except (ConfigError, ValueError, TypeError) as error:
+                raise SearchSpaceError(f"{origin}: {name}: the value {value!r} in its range is "
+                                       f"rejected: {error}") from error
+
+
+def hyperparameters(specs: dict):
+    """A `keras_tuner.HyperParameters` holding the search space."""
+    import keras_tuner as kt
+
+    hp = kt.HyperParameters()
+    for name, spec in specs.items():
+        kind, sampling = spec["type"], spec.get("sampling", "linear")
+        if kind == "int":
+            hp.Int(name, spec["min"], spec["max"], step=spec.get("step"), sampling=sampling)
+        elif kind == "float":
+            hp.Float(name, float(spec["min"]), float(spec["max"]), step=spec.get("step"),
+                     sampling=sampling)
+        elif kind == "choice":
+            hp.Choice(name, spec["values"])
+        else:
+            hp.Boolean(name)
+    return hp
+
+
+def searched_values(values: dict) -> dict:
+    """The hyperparameter values of a trial, without keras-tuner's own `tuner/...` entries."""
+    return {name: (round(value, FLOAT_DIGITS) if isinstance(value, float) else value)
+            for name, value in values.items() if not name.startswith("tuner/")}
+
+
+def apply_hyperparameters(config: dict, values: dict) -> dict:
+    """`config` with each `section.key` value of a trial set; validated."""
+    config = copy.deepcopy(config)
+    for name, value in searched_values(values).items():
+        section, _, key = name.partition(".")
+        config[section][key] = value
+    return validate_config(config, origin="trial configuration")
+
+
+# --------------------------------------------------------------------------- budgets
+
+def steps_per_epoch(config: dict) -> int:
+    """Steps of one pass over the fit split of `config` at its batch size."""
+    from compgen_tf.runs import split_examples
+
+    examples = len(split_examples(config["split"], "fit", config["data"]))
+    batch_size = config["training"].get("batch_size", 64)
+    return max(1, math.ceil(examples / batch_size))
+
+
+def trial_max_steps(config: dict, values: dict, tuner: str, steps: int | None,
+                    max_epochs: int | None) -> int:
+    """`training.max_steps` of a trial (see the module docstring)."""
+    if tuner == "hyperband":
+        epochs = int(values["tuner/epochs"])
+        return epochs * (steps if steps else steps_per_epoch(config))
+    if steps:
+        return steps
+    if max_epochs:
+        return max_epochs * steps_per_epoch(config)
+    return config["training"].get("max_steps", 10000)
+
+
+# --------------------------------------------------------------------------- the tuner
+
+def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
+               max_trials: int | None = None, steps: int | None = None,
+               max_epochs: int | None = None, factor: int = 3, command: str = "",
+               verbose: int = 1):
+    """A keras-tuner tuner whose trials train `base_config` with the trial's values."""
+    import keras_tuner as kt
+
+    objective = kt.Objective(OBJECTIVE, direction="max")
+    common = dict(objective=objective, hyperparameters=hyperparameters(specs), seed=seed,
+                  allow_new_entries=False, tune_new_entries=False)
+    if kind == "hyperband":
+        oracle = kt.oracles.HyperbandOracle(max_epochs=max_epochs or DEFAULT_MAX_EPOCHS,
+                                            factor=factor, hyperband_iterations=1, **common)
+        oracle.max_trials = max_trials  # optional cap on top of the hyperband schedule
+    elif kind == "random":
+        oracle = kt.oracles.RandomSearchOracle(max_trials=max_trials or DEFAULT_MAX_TRIALS,
+                                               **common)
+    elif kind == "bayesian":
+        oracle = kt.oracles.BayesianOptimizationOracle(
+            max_trials=max_trials or DEFAULT_MAX_TRIALS, **common)
+    else:
+        raise ValueError(f"unknown tuner {kind!r}; expected one of {list(TUNERS)}")
+
+    class ConfigTuner(kt.Tuner):
+        """Runs a trial as one `train_run` of the library, in the trial's directory."""
+
+        def run_trial(self, trial, *args, **kwargs):
+            import keras
+
+            from compgen_tf.runs import train_run
+
+            values = trial.hyperparameters.values
+            config = apply_hyperparameters(base_config, values)
+            config["training"]["max_steps"] = trial_max_steps(config, values, kind, steps,
+                                                              max_epochs)
+            run_dir = Path(self.get_trial_dir(trial.trial_id)) / "run"
+            keras.backend.clear_session()
+            gc.collect()
+            # Tuning never looks at the test split.
+            metrics = train_run(config, run_dir, seed=seed, verbose=0, command=command,
+                                evaluate_splits=TUNING_SPLITS)
+            return {OBJECTIVE: float(metrics["accuracy"]["validation"])}
+
+        def on_trial_begin(self, trial):
+            super().on_trial_begin(trial)
+            # keras-tuner saves its tuner file only when a trial ends; without it, a search
+            # interrupted during its first trial would restart from scratch and draw new
+            # values for trial 0. Saved now, a rerun reloads the oracle, which sends the
+            # interrupted trial back for a retry in the same run directory.
+            self.save()
+
+        def on_trial_end(self, trial):
+            if trial.status != "COMPLETED" and trial.message:
+                print(f"trial {trial.trial_id} failed:\n{trial.message}", file=sys.stderr,
+                      flush=True)
+            super().on_trial_end(trial)
+
+    tuner = ConfigTuner(oracle, directory=str(output), project_name=kind, overwrite=False)
+    tuner.oracle.verbose = verbose
+    return tuner
+
+
+def trial_run_dir(tuner, trial_id) -> Path:
+    return Path(tuner.project_dir) / f"trial_{trial_id}" / "run"
+
+
+def trial_rows(tuner) -> list[dict]:
+    """Every trial of a tuner, ranked: completed ones by objective (best first)."""
+    rows = []
+    for trial in tuner.oracle.trials.values():
+        values = trial.hyperparameters.values
+        run_dir = trial_run_dir(tuner, trial.trial_id)
+        metrics_file = run_dir / "metrics.json"
+        metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+        completed = trial.status == "COMPLETED" and trial.score is not None
+        row = {"rank": None, "trial_id": trial.trial_id, "status": trial.status,
+               OBJECTIVE: float(trial.score) if completed else None,
+               "hyperparameters": searched_values(values),
+               "steps": metrics.get("steps"), "best_step": metrics.get("best_step"),
+               "wall_time_s": metrics.get("wall_time_s"), "run_dir": str(run_dir)}
+        if "tuner/epochs" in values:
+            row["epochs"] = values["tuner/epochs"]
+            row["from_trial"] = values.get("tuner/trial_id")
+        rows.append(row)
+    order = lambda r: int(r["trial_id"])  # noqa: E731  (ties: the earlier trial first)
+    done = sorted((r for r in rows if r[OBJECTIVE] is not None),
+                  key=lambda r: (-r[OBJECTIVE], order(r)))
+    for rank, row in enumerate(done, start=1):
+        row["rank"] = rank
+    return done + sorted((r for r in rows if r[OBJECTIVE] is None), key=order)
+
+
+def markdown_table(rows: list[dict]) -> str:
+    """The ranked trials as a Markdown table."""
+    names = sorted({name for row in rows for name in row["hyperparameters"]})
+    hyperband = any("epochs" in row for row in rows)
+    header = ["rank", "trial", OBJECTIVE] + names + (["epochs", "from"] if hyperband else []) \
+        + ["steps", "wall time (s)", "status"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [str(row["rank"] or "—"), row["trial_id"],
+                 "—" if row[OBJECTIVE] is None else f"{row[OBJECTIVE]:.4f}"]
+        cells += [_cell(row["hyperparameters"].get(name)) for name in names]
+        if hyperband:
+            cells += [_cell(row.get("epochs")), _cell(row.get("from_trial"))]
+        cells += [_cell(row["steps"]), _cell(row["wall_time_s"]), row["status"]]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def best_config(rows: list[dict], base_config: dict, model: str, split: str,
+                command: str) -> dict | None:
+    """The full configuration of the best trial (as its run directory resolved it)."""
+    if not rows or rows[0][OBJECTIVE] is None:
+        return None
+    best = rows[0]
+    resolved = json.loads((Path(best["run_dir"]) / "config.json").read_text())
+    values = ", ".join(f"{k}={_cell(v)}" for k, v in best["hyperparameters"].items())
+    config = {"notes": (
+        f"Best trial ({best['trial_id']}) of a keras-tuner search for model {model!r} on split "
+        f"{split!r} ({command}): validation exact match {best[OBJECTIVE]:.4f} after "
+        f"{best['steps']} steps (seed {resolved.get('seed')}, training.max_steps "
+        f"{resolved['training'].get('max_steps')}, the search's budget: raise it for a full "
+        f"run). Searched values: {values}. Everything else as in the base configuration, "
+        f"whose notes were: {base_config.get('notes', '')}")}
+    config.update((section, resolved[section]) for section in SECTIONS)
+    return validate_config(config, origin="best configuration")
+
+
+# --------------------------------------------------------------------------- command line
+
+def build_parser() -> argparse.ArgumentParser:
+    import tfds_scan
+
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf.tune", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
+    parser.add_argument("--split", required=True, choices=tfds_scan.CONFIG_NAMES,
+                        metavar="SPLIT", help="SCAN split; one of: "
+                        + ", ".join(tfds_scan.CONFIG_NAMES))
+    parser.add_argument("--tuner", default="hyperband", choices=TUNERS,
+                        help="search algorithm (default: hyperband)")
+    parser.add_argument("--max-trials", type=int,
+                        help=f"number of trials (random/bayesian, default {DEFAULT_MAX_TRIALS}); "
+                             "an optional cap for hyperband")
+    parser.add_argument("--max-epochs", type=int,
+                        help=f"hyperband: largest budget in epochs (default {DEFAULT_MAX_EPOCHS}); "
+                             "random/bayesian: training length in passes over the fit split")
+    parser.add_argument("--factor", type=int, default=3,
+                        help="hyperband reduction factor (default: 3)")
+    parser.add_argument("--steps", type=int,
+                        help="random/bayesian: training.max_steps of every trial; hyperband: "
+                             "steps per budget epoch (default: one pass over the fit split)")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed of the search and of every trial's training (default: 0)")
+    parser.add_argument("--config", help="base configuration (default: configs/MODEL/SPLIT.json)")
+    parser.add_argument("--search-space", metavar="FILE",
+                        help="search space (default: configs/MODEL/search_space.json)")
+    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                        help="override one base configuration value; a searched key set here "
+                             "is fixed and leaves the search (repeatable)")
+    parser.add_argument("--output", help="output directory (default: runs/tune/MODEL/SPLIT)")
+    parser.add_argument("--quiet", action="store_true", help="no per-trial keras-tuner report")
+    return parser
+
+
+def _settings_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += _settings_differences(a, b, f"{prefix}{key}.")
+        elif a != b:
+            out.append(f"{prefix}{key}: {a!r} -> {b!r}")
+    return out
+
+
+def _check_numbers(args):
+    for name in ("max_trials", "max_epochs", "steps"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    if args.factor < 2:
+        raise ConfigError(f"--factor must be >= 2, got {args.factor}")
+    if args.tuner != "hyperband" and args.steps and args.max_epochs:
+        raise ConfigError(f"--tuner {args.tuner}: give --steps or --max-epochs, not both")
+    if args.tuner == "bayesian":
+        try:
+            import scipy  # noqa: F401
+            import sklearn  # noqa: F401
+        except ImportError as error:
+            raise ConfigError("--tuner bayesian needs scipy and scikit-learn "
+                              f"(pip install 'keras-tuner[bayesian]'): {error}") from None
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    command = "python -m compgen_tf.tune " + shlex.join(argv)
+    output = Path(args.output or Path("runs") / "tune" / args.model / args.split)
+    try:
+        _check_numbers(args)
+        base = load_config(args.config or config_path(args.model, args.split))
+        base = apply_overrides(base, args.set)
+        space_file = Path(args.search_space or search_space_path(args.model))
+        specs = load_search_space(space_file, args.model, base)
+        fixed = sorted(name.partition("=")[0] for name in args.set
+                       if name.partition("=")[0] in specs)
+        for name in fixed:
+            del specs[name]
+            print(f"{name} is fixed by --set: not searched", flush=True)
+        if not specs:
+            raise SearchSpaceError(f"{space_file}: every searched key is fixed by --set; "
+                                   f"nothing left to search")
+    except ConfigError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    base.update(model=args.model, split=args.split)
+
+    settings = {"model": args.model, "split": args.split, "tuner": args.tuner,
+                "seed": args.seed, "steps": args.steps, "max_epochs": args.max_epochs,
+                "factor": args.factor if args.tuner == "hyperband" else None,
+                "base_config": base, "search_space": specs}
+    settings_file = output / "search.json"
+    if settings_file.exists():
+        previous = json.loads(settings_file.read_text())
+        previous.pop("command", None)
+        changes = _settings_differences(previous, settings)
+        if changes:
+            print(f"error: {output} holds another search ({'; '.join(changes)}); pass another "
+                  f"--output or delete it", file=sys.stderr)
+            return 2
+    output.mkdir(parents=True, exist_ok=True)
+    settings_file.write_text(json.dumps(dict(settings, command=command), indent=2) + "\n")
+
+    tuner = make_tuner(args.tuner, base, specs, output, seed=args.seed,
+                       max_trials=args.max_trials, steps=args.steps,
+                       max_epochs=args.max_epochs, factor=args.factor, command=command,
+                       verbose=0 if args.quiet else 1)
+    failure = None
+    try:
+        tuner.search()
+    except RuntimeError as error:  # keras-tuner: too many consecutive failed trials
+        failure = error
+    rows = trial_rows(tuner)
+    table = markdown_table(rows)
+    completed = sum(r[OBJECTIVE] is not None for r in rows)
+    title = (f"# keras-tuner {args.tuner} search: {args.model} on {args.split}\n\n"
+             f"Objective: `{OBJECTIVE}`, exact match on the validation split (maximised; the "
+             f"test split is not evaluated). {completed} of {len(rows)} trials completed. "
+             f"Trial run directories: `{tuner.project_dir}/trial_<id>/run`.\n\n"
+             f"Command: `{command}`\n\n")
+    (output / "trials.md").write_text(title + table)
+    (output / "trials.json").write_text(json.dumps(
+        {"model": args.model, "split": args.split, "tuner": args.tuner,
+         "objective": {"name": OBJECTIVE, "direction": "max", "split": "validation"},
+         "command": command, "trials": rows}, indent=2) + "\n")
+    print(table, end="")
+    best = best_config(rows, base, args.model, args.split, command)
+    if best is not None:
+        path = output / "best_config.json"
+        path.write_text(json.dumps(best, indent=2) + "\n")
+        print(f"best: trial {rows[0]['trial_id']}, {OBJECTIVE} {rows[0][OBJECTIVE]:.4f}; "
+              f"{output / 'trials.md'}; train it with:\n  python -m compgen_tf.train --model "
+              f"{args.model} --split {args.split} --config {path} --seed {args.seed}")
+    if failure is not None:
+        print(f"error: the search stopped: {failure}", file=sys.stderr)
+        return 1
+    if best is None:
+        print("error: no trial completed", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+import json
+
+import pytest
+
+from compgen_tf.reproduce import main as reproduce
+from compgen_tf.results import load_results, summarize, write_results
+
+
+def test_summarize_statistics():
+    summary = summarize([0.5, 1.0, 0.0, 1.0])
+    assert summary == {"n": 4, "mean": 0.625, "median": 0.75,
+                       "std": pytest.approx(0.4787135539), "min": 0.0, "max": 1.0}
+    assert summarize([0.3])["std"] == 0.0
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_write_results_schema(tmp_path):
+    runs = [{"seed": 1, "val_accuracy": 1.0, "test_accuracy": 0.5, "wall_time_s": 3.0,
+             "steps": 10},
+            {"seed": 0, "val_accuracy": 1.0, "test_accuracy": 1.0, "wall_time_s": 2.0,
+             "steps": 10}]
+    path = write_results("m", "simple", "cmd", runs, {"keras": "3"}, results_dir=tmp_path)
+    document = load_results(path)
+    assert path == tmp_path / "m" / "simple.json"
+    assert [r["seed"] for r in document["runs"]] == [0, 1]
+    assert document["summary"]["mean"] == 0.75
+    (tmp_path / "bad.json").write_text(json.dumps({"model": "m"}))
+    with pytest.raises(ValueError, match="missing keys"):
+        load_results(tmp_path / "bad.json")
+
+
+def test_reproduce_trains_seeds_once_and_writes_results(tmp_path, capsys):
+    args = ["--model", "seq2seq", "--split", "simple_p1", "--seeds", "2", "--steps", "4",
+            "--set", "training.eval_every=2", "--set", "model_args.hidden_units=4",
+            "--set", "model_args.embedding_dim=4", "--set", "model_args.max_output_length=8",
+            "--runs-dir", str(tmp_path / "runs"),
+            "--results-dir", str(tmp_path / "results"), "--quiet"]
+    assert reproduce(args) == 0
+    document = load_results(tmp_path / "results" / "seq2seq" / "simple_p1.json")
+    assert [r["seed"] for r in document["runs"]] == [0, 1]
+    assert all(r["steps"] == 4 and 0 <= r["test_accuracy"] <= 1 for r in document["runs"])
+    assert document["summary"]["n"] == 2
+    assert document["command"].startswith("python -m compgen_tf.reproduce --model seq2seq")
+    assert document["config"]["training"]["max_steps"] == 4
+    capsys.readouterr()
+    assert reproduce(args) == 0
+    assert capsys.readouterr().out.count("already finished") == 2
