@@ -4,7 +4,7 @@
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
-MODEL ?= seq2seq
+MODEL ?= syntactic_attention
 TRAIN_ARGS ?=
 
 .PHONY: install train test benchmark clean

@@ -1,6 +1,7 @@
 """Training and greedy-decoding speed of the baseline seq2seq on this machine.
 
     python benchmarks/seq2seq_speed.py [--model seq2seq] [--split simple] [--batch-size 32]
+                                       [--out results/benchmarks/seq2seq_simple.json]
 
 Times the trainer's own train step (with and without XLA) on fixed padded
 shapes, and greedy decoding of the validation commands, and prints one JSON
@@ -12,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import statistics
 import sys
 import tempfile
@@ -54,14 +56,18 @@ def main(argv=None):
     parser.add_argument("--decode-batch-size", type=int, default=512)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--steps", type=int, default=20, help="train steps per repeat")
+    parser.add_argument("--out", help="also write the JSON line to this file")
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
 
     config = load_config(config_path(args.model, args.split))
     keras.utils.set_random_seed(0)
     train = split_examples(args.split, "train", config["data"])
     source = Vocabulary.from_texts(c for c, _ in train)
     target = Vocabulary.from_texts(a for _, a in train)
-    result = {"benchmark": "seq2seq_speed", "model": args.model, "split": args.split,
+    result = {"benchmark": "seq2seq_speed",
+              "command": "python benchmarks/seq2seq_speed.py " + shlex.join(argv),
+              "model": args.model, "split": args.split,
               "batch_size": args.batch_size, "model_args": config["model_args"],
               "cpu_count": os.cpu_count(), "versions": package_versions()}
     rng = np.random.default_rng(0)
@@ -86,7 +92,11 @@ def main(argv=None):
         decode = tf.function(model.greedy_decode, jit_compile=jit)
         result[f"decode_commands_per_s_{'xla' if jit else 'no_xla'}"] = median_rate(
             lambda: decode(commands), args.decode_batch_size, args.repeats, 2)
-    print(json.dumps(result))
+    line = json.dumps(result)
+    print(line)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(line + "\n")
 
 
 if __name__ == "__main__":

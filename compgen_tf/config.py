@@ -112,3 +112,15 @@ def _coerce(value, kind, where):
     if not isinstance(value, kind) or isinstance(value, bool):
         raise ConfigError(f"{where} must be {kind.__name__}, got {value!r}")
     return value
+
+
+def config_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
+    """The nested keys whose values differ, as "section.key: old -> new" lines."""
+    out = []
+    for key in sorted(set(old) | set(new)):
+        a, b = old.get(key), new.get(key)
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += config_differences(a, b, f"{prefix}{key}.")
+        elif a != b:
+            out.append(f"{prefix}{key}: {a!r} -> {b!r}")
+    return out

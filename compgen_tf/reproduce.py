@@ -6,13 +6,23 @@ Each seed is an ordinary run directory (`runs/<model>/<name>/seed<N>`); seeds
 that already finished are not trained again, interrupted ones resume. The
 results go to `results/<model>/<name>.json` (name = the split unless
 `--name` is given, e.g. for an ablation config).
+
+`--jobs N` trains N seeds at a time in separate processes. A process claims a
+seed by holding an exclusive lock on `seed<N>.lock` beside its run directory
+while it trains, so any number of `reproduce` commands sharing a runs
+directory (on one machine or on a shared file system with working `flock`)
+split the seeds between them: none is trained twice, and each command waits for
+the seeds the others are training before it writes the summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import shlex
+import subprocess
 import sys
 from pathlib import Path
 
@@ -37,8 +47,14 @@ def main(argv=None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--results-dir", default=str(RESULTS_DIR))
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="seeds trained at a time, each in its own process")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--no-results", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if args.seeds < 1 or args.jobs < 1:
+        parser.error("--seeds and --jobs must be at least 1")
     name = args.name or args.split
     try:
         config = load_config(args.config or config_path(args.model, args.split))
@@ -48,21 +64,27 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     config.update(model=args.model, split=args.split)
-    from compgen_tf.runs import train_run
 
-    command = "python -m compgen_tf.reproduce " + shlex.join(
-        sys.argv[1:] if argv is None else argv)
+    command = "python -m compgen_tf.reproduce " + shlex.join(_without_jobs(argv))
+    seeds = range(args.first_seed, args.first_seed + args.seeds)
+    run_dirs = {seed: Path(args.runs_dir) / args.model / name / f"seed{seed}" for seed in seeds}
+    helpers = [subprocess.Popen([sys.executable, "-m", "compgen_tf.reproduce",
+                                 *_without_jobs(argv), "--no-results"])
+               for _ in range(min(args.jobs, args.seeds) - 1)]
+    for seed in seeds:
+        _train_unclaimed_seed(config, run_dirs[seed], seed, command, args.quiet)
+    failed = [helper.args for helper in helpers if helper.wait() != 0]
+    if failed:
+        print(f"error: {len(failed)} helper process(es) failed", file=sys.stderr)
+        return 1
+    if args.no_results:
+        return 0
     runs = []
-    for seed in range(args.first_seed, args.first_seed + args.seeds):
-        run_dir = Path(args.runs_dir) / args.model / name / f"seed{seed}"
-        metrics_file = run_dir / "metrics.json"
-        metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
-        if "steps" not in metrics or "test" not in metrics.get("accuracy", {}):
-            print(f"seed {seed}: training {run_dir}", flush=True)
-            metrics = train_run(config, run_dir, seed=seed, verbose=0 if args.quiet else 1,
-                                command=command)
-        else:
-            print(f"seed {seed}: already finished in {run_dir}", flush=True)
+    for seed in seeds:
+        metrics = _finished_metrics(run_dirs[seed], wait=True)
+        if metrics is None:
+            print(f"error: seed {seed} did not finish in {run_dirs[seed]}", file=sys.stderr)
+            return 1
         runs.append(run_record(metrics))
         print(f"seed {seed}: test {runs[-1]['test_accuracy']:.4f} "
               f"validation {runs[-1]['val_accuracy']:.4f} ({runs[-1]['wall_time_s']} s)",
@@ -73,6 +95,59 @@ def main(argv=None) -> int:
     print(f"{path}: mean {summary['mean']:.4f} median {summary['median']:.4f} "
           f"std {summary['std']:.4f} over {summary['n']} seeds")
     return 0
+
+
+def _train_unclaimed_seed(config: dict, run_dir: Path, seed: int, command: str, quiet: bool):
+    """Trains one seed unless it is finished or another process holds its lock."""
+    from compgen_tf.runs import train_run
+
+    with _seed_lock(run_dir, block=False) as claimed:
+        if not claimed:
+            print(f"seed {seed}: being trained by another process", flush=True)
+        elif _finished_metrics(run_dir) is not None:
+            print(f"seed {seed}: already finished in {run_dir}", flush=True)
+        else:
+            print(f"seed {seed}: training {run_dir}", flush=True)
+            train_run(config, run_dir, seed=seed, verbose=0 if quiet else 1, command=command)
+
+
+def _finished_metrics(run_dir: Path, wait: bool = False):
+    """The metrics of a finished seed (waiting for its lock if asked), else None."""
+    with _seed_lock(run_dir, block=wait):
+        metrics_file = run_dir / "metrics.json"
+        metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+    if "steps" not in metrics or "test" not in metrics.get("accuracy", {}):
+        return None
+    return metrics
+
+
+@contextlib.contextmanager
+def _seed_lock(run_dir: Path, block: bool):
+    """Yields whether this process holds the seed's lock (always True when blocking)."""
+    run_dir.parent.mkdir(parents=True, exist_ok=True)
+    with open(run_dir.parent / f"{run_dir.name}.lock", "a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | (0 if block else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _without_jobs(argv: list[str]) -> list[str]:
+    """The arguments minus `--jobs N` (which does not change what is computed)."""
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--jobs":
+            skip = True
+        elif not arg.startswith("--jobs="):
+            out.append(arg)
+    return out
 
 
 if __name__ == "__main__":

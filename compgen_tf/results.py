@@ -10,6 +10,7 @@ sample standard deviation (0 for a single run).
 from __future__ import annotations
 
 import json
+import os
 import statistics
 from pathlib import Path
 
@@ -42,7 +43,11 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
                 "runs": runs, "summary": summarize(r["test_accuracy"] for r in runs), **extra}
     path = Path(results_dir) / model / f"{name or split}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2) + "\n")
+    # Written aside and renamed so that a reader, or a second `reproduce` writing the same
+    # file, never sees half of it.
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    partial.write_text(json.dumps(document, indent=2) + "\n")
+    os.replace(partial, path)
     return path
 
 

@@ -16,6 +16,7 @@ import keras
 
 import tfds_scan
 from compgen_tf import registry
+from compgen_tf.config import config_differences
 from compgen_tf.data import encode_split
 from compgen_tf.evaluation import evaluate_split
 from compgen_tf.trainer import BEST_MODEL, Trainer
@@ -51,7 +52,7 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
         if previous != resolved:
             raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
                              f"another --output or delete it (differences: "
-                             f"{_differences(previous, resolved)})")
+                             f"{config_differences(previous, resolved)})")
     run_dir.mkdir(parents=True, exist_ok=True)
     config_file.write_text(json.dumps(resolved, indent=2) + "\n")
     keras.utils.set_random_seed(seed)
@@ -107,14 +108,3 @@ def evaluate_run(run_dir, splits=EVALUATED_SPLITS, verbose: int = 1) -> dict:
     metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 
-
-def _differences(a: dict, b: dict, prefix="") -> list[str]:
-    keys = sorted(set(a) | set(b))
-    out = []
-    for key in keys:
-        x, y = a.get(key), b.get(key)
-        if isinstance(x, dict) and isinstance(y, dict):
-            out += _differences(x, y, f"{prefix}{key}.")
-        elif x != y:
-            out.append(f"{prefix}{key}: {x!r} -> {y!r}")
-    return out

@@ -1,4 +1,4 @@
-"""Train a model on a SCAN split: `python -m compgen_tf.train --model seq2seq --split simple`.
+"""Train a model on a SCAN split: `python -m compgen_tf.train --model syntactic_attention`.
 
 Every hyperparameter comes from a configuration file (default: the committed
 `configs/<model>/<split>.json`); `--set SECTION.KEY=VALUE` overrides any of them.
@@ -15,8 +15,8 @@ import sys
 from compgen_tf import registry
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
 
-DEFAULT_MODEL = "seq2seq"
-DEFAULT_SPLIT = {"seq2seq": "simple"}
+DEFAULT_MODEL = "syntactic_attention"
+DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}
 
 
 def build_parser() -> argparse.ArgumentParser:

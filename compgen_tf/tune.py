@@ -55,6 +55,27 @@ configuration, accepted by `python -m compgen_tf.train --config`), and
 GPU: TensorFlow, and therefore every trial, uses a visible GPU automatically (with
 the `gpu` extra installed); `CUDA_VISIBLE_DEVICES=1` picks the second GPU and
 `CUDA_VISIBLE_DEVICES=` hides them all. Trials run one after another.
+
+Distributed search (`--distributed`): keras-tuner's own chief/worker mode. Start
+the same command once per process, with three environment variables:
+`KERASTUNER_ORACLE_IP` / `KERASTUNER_ORACLE_PORT`, the address where the chief
+serves the oracle (gRPC), and `KERASTUNER_TUNER_ID`: `chief` for the one process
+that runs the oracle (it trains nothing), a distinct name (`tuner0`, `tuner1`, ...)
+for each worker, which asks the chief for trials and trains them one after another.
+
+    KERASTUNER_TUNER_ID=chief KERASTUNER_ORACLE_IP=10.0.0.1 KERASTUNER_ORACLE_PORT=8000 \
+        python -m compgen_tf.tune --model seq2seq --split simple --tuner random --distributed
+    KERASTUNER_TUNER_ID=tuner0 KERASTUNER_ORACLE_IP=10.0.0.1 KERASTUNER_ORACLE_PORT=8000 \
+        python -m compgen_tf.tune --model seq2seq --split simple --tuner random --distributed
+
+Every process must get the same arguments, and `--output` must be one directory
+that all of them see (a shared file system across machines): the workers write
+the trials' run directories there, and the chief, which ends when the last
+trial has, writes the ranked table and `best_config.json` once. The workers
+only train; each trial records its worker in `trial_<id>/worker.json` and in
+the `worker` column of the table. Restarting a lost worker with the same
+`KERASTUNER_TUNER_ID` is safe; restarting the chief continues the search from
+its saved state, like an ordinary rerun.
 """
 
 from __future__ import annotations
@@ -65,13 +86,15 @@ import gc
 import inspect
 import json
 import math
+import os
 import shlex
 import sys
 from pathlib import Path
 
 from compgen_tf import registry
 from compgen_tf.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS, ConfigError,
-                               apply_overrides, config_path, load_config, validate_config)
+                               apply_overrides, config_differences, config_path, load_config,
+                               validate_config)
 
 OBJECTIVE = "val_exact_match"
 TUNERS = ("hyperband", "random", "bayesian")
@@ -347,6 +370,10 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
             config["training"]["max_steps"] = trial_max_steps(config, values, kind, steps,
                                                               max_epochs)
             run_dir = Path(self.get_trial_dir(trial.trial_id)) / "run"
+            if worker_id() is not None:
+                run_dir.parent.mkdir(parents=True, exist_ok=True)
+                (run_dir.parent / WORKER_FILE).write_text(
+                    json.dumps({"tuner_id": worker_id()}) + "\n")
             keras.backend.clear_session()
             gc.collect()
             # Tuning never looks at the test split.
@@ -373,6 +400,28 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
     return tuner
 
 
+WORKER_FILE = "worker.json"
+DISTRIBUTED_VARIABLES = ("KERASTUNER_TUNER_ID", "KERASTUNER_ORACLE_IP", "KERASTUNER_ORACLE_PORT")
+
+
+def distributed_role() -> str:
+    """"chief" or "worker", from keras-tuner's environment variables; a clear error if unset."""
+    missing = [name for name in DISTRIBUTED_VARIABLES if not os.environ.get(name)]
+    if missing:
+        raise ConfigError(f"--distributed needs the environment variables "
+                          f"{', '.join(DISTRIBUTED_VARIABLES)} (missing: {', '.join(missing)}); "
+                          f"see `python -m compgen_tf.tune --help`")
+    return "chief" if "chief" in os.environ["KERASTUNER_TUNER_ID"] else "worker"
+
+
+def worker_id() -> str | None:
+    """This process's keras-tuner worker name in a distributed search, else None."""
+    if os.environ.get("KERASTUNER_ORACLE_IP") and "chief" not in os.environ.get(
+            "KERASTUNER_TUNER_ID", "chief"):
+        return os.environ["KERASTUNER_TUNER_ID"]
+    return None
+
+
 def trial_run_dir(tuner, trial_id) -> Path:
     return Path(tuner.project_dir) / f"trial_{trial_id}" / "run"
 
@@ -386,11 +435,14 @@ def trial_rows(tuner) -> list[dict]:
         metrics_file = run_dir / "metrics.json"
         metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
         completed = trial.status == "COMPLETED" and trial.score is not None
+        worker_file = run_dir.parent / WORKER_FILE
         row = {"rank": None, "trial_id": trial.trial_id, "status": trial.status,
                OBJECTIVE: float(trial.score) if completed else None,
                "hyperparameters": searched_values(values),
                "steps": metrics.get("steps"), "best_step": metrics.get("best_step"),
                "wall_time_s": metrics.get("wall_time_s"), "run_dir": str(run_dir)}
+        if worker_file.exists():
+            row["worker"] = json.loads(worker_file.read_text())["tuner_id"]
         if "tuner/epochs" in values:
             row["epochs"] = values["tuner/epochs"]
             row["from_trial"] = values.get("tuner/trial_id")
@@ -407,8 +459,9 @@ def markdown_table(rows: list[dict]) -> str:
     """The ranked trials as a Markdown table."""
     names = sorted({name for row in rows for name in row["hyperparameters"]})
     hyperband = any("epochs" in row for row in rows)
+    distributed = any("worker" in row for row in rows)
     header = ["rank", "trial", OBJECTIVE] + names + (["epochs", "from"] if hyperband else []) \
-        + ["steps", "wall time (s)", "status"]
+        + ["steps", "wall time (s)", "status"] + (["worker"] if distributed else [])
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         cells = [str(row["rank"] or "—"), row["trial_id"],
@@ -417,6 +470,8 @@ def markdown_table(rows: list[dict]) -> str:
         if hyperband:
             cells += [_cell(row.get("epochs")), _cell(row.get("from_trial"))]
         cells += [_cell(row["steps"]), _cell(row["wall_time_s"]), row["status"]]
+        if distributed:
+            cells.append(_cell(row.get("worker")))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -481,19 +536,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override one base configuration value; a searched key set here "
                              "is fixed and leaves the search (repeatable)")
     parser.add_argument("--output", help="output directory (default: runs/tune/MODEL/SPLIT)")
+    parser.add_argument("--distributed", action="store_true",
+                        help="keras-tuner chief/worker mode: this process is the chief or a "
+                             "worker, as KERASTUNER_TUNER_ID says (see above)")
     parser.add_argument("--quiet", action="store_true", help="no per-trial keras-tuner report")
     return parser
-
-
-def _settings_differences(old: dict, new: dict, prefix: str = "") -> list[str]:
-    out = []
-    for key in sorted(set(old) | set(new)):
-        a, b = old.get(key), new.get(key)
-        if isinstance(a, dict) and isinstance(b, dict):
-            out += _settings_differences(a, b, f"{prefix}{key}.")
-        elif a != b:
-            out.append(f"{prefix}{key}: {a!r} -> {b!r}")
-    return out
 
 
 def _check_numbers(args):
@@ -521,6 +568,10 @@ def main(argv=None) -> int:
     output = Path(args.output or Path("runs") / "tune" / args.model / args.split)
     try:
         _check_numbers(args)
+        role = distributed_role() if args.distributed else None
+        if role is None and os.environ.get("KERASTUNER_ORACLE_IP"):
+            raise ConfigError("KERASTUNER_ORACLE_IP is set: keras-tuner would run a distributed "
+                              "search; pass --distributed, or unset it")
         base = load_config(args.config or config_path(args.model, args.split))
         base = apply_overrides(base, args.set)
         space_file = Path(args.search_space or search_space_path(args.model))
@@ -546,13 +597,16 @@ def main(argv=None) -> int:
     if settings_file.exists():
         previous = json.loads(settings_file.read_text())
         previous.pop("command", None)
-        changes = _settings_differences(previous, settings)
+        changes = config_differences(previous, settings)
         if changes:
             print(f"error: {output} holds another search ({'; '.join(changes)}); pass another "
                   f"--output or delete it", file=sys.stderr)
             return 2
     output.mkdir(parents=True, exist_ok=True)
-    settings_file.write_text(json.dumps(dict(settings, command=command), indent=2) + "\n")
+    # Aside and renamed: in a distributed search every process writes this file.
+    partial = settings_file.with_name(f".search.json.{os.getpid()}")
+    partial.write_text(json.dumps(dict(settings, command=command), indent=2) + "\n")
+    os.replace(partial, settings_file)
 
     tuner = make_tuner(args.tuner, base, specs, output, seed=args.seed,
                        max_trials=args.max_trials, steps=args.steps,
@@ -563,6 +617,13 @@ def main(argv=None) -> int:
         tuner.search()
     except RuntimeError as error:  # keras-tuner: too many consecutive failed trials
         failure = error
+    if role == "worker":
+        # The chief owns the trials' results and writes the report, once.
+        if failure is not None:
+            print(f"error: worker {worker_id()} stopped: {failure}", file=sys.stderr)
+            return 1
+        print(f"worker {worker_id()}: no trial left; the chief writes the report")
+        return 0
     rows = trial_rows(tuner)
     table = markdown_table(rows)
     completed = sum(r[OBJECTIVE] is not None for r in rows)

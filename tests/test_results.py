@@ -46,3 +46,33 @@ def test_reproduce_trains_seeds_once_and_writes_results(tmp_path, capsys):
     capsys.readouterr()
     assert reproduce(args) == 0
     assert capsys.readouterr().out.count("already finished") == 2
+
+
+def test_concurrent_reproduce_commands_split_seeds_without_duplicates(tmp_path):
+    """Two racing commands (one of them with two jobs) train every seed exactly once."""
+    import os
+    import subprocess
+    import sys
+
+    args = ["--model", "seq2seq", "--split", "simple_p1", "--seeds", "3", "--steps", "2",
+            "--set", "training.eval_every=2", "--set", "model_args.hidden_units=4",
+            "--set", "model_args.embedding_dim=4", "--set", "model_args.max_output_length=4",
+            "--runs-dir", str(tmp_path / "runs"),
+            "--results-dir", str(tmp_path / "results"), "--quiet"]
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
+    commands = [args + ["--jobs", "2"], args]
+    processes = [subprocess.Popen([sys.executable, "-m", "compgen_tf.reproduce", *command],
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                  env=env)
+                 for command in commands]
+    outputs = [process.communicate(timeout=600)[0] for process in processes]
+    assert [process.returncode for process in processes] == [0, 0], outputs
+    printed = "".join(outputs)
+    for seed in range(3):
+        assert printed.count(f"seed {seed}: training") == 1, printed
+    document = load_results(tmp_path / "results" / "seq2seq" / "simple_p1.json")
+    assert [r["seed"] for r in document["runs"]] == [0, 1, 2]
+    assert "--jobs" not in document["command"]
+    for seed in range(3):
+        history = (tmp_path / "runs" / "seq2seq" / "simple_p1" / f"seed{seed}" / "history.jsonl")
+        assert [json.loads(line)["step"] for line in history.read_text().splitlines()] == [2]

@@ -177,7 +177,12 @@ def test_each_ablation_builds_counts_and_trains(flag):
     assert all(not np.array_equal(a, v.numpy()) for a, v in zip(before, model.trainable_variables))
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
+NORMAL_EMBEDDINGS = {"embeddings_initializer": {"class_name": "RandomNormal",
+                                               "config": {"stddev": 1.0}}}
+
+
+@pytest.mark.parametrize("flags", [{}, dict(ALL_FLAGS, **NORMAL_EMBEDDINGS)],
+                         ids=["plain", "all_ablations_normal_embeddings"])
 def test_save_load_round_trip(tmp_path, flags):
     model = make_model(**flags)
     commands = ["jump twice after walk left", "walk"]
@@ -201,10 +206,41 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"dropout": 1.0}, r"dropout must be in \[0, 1\)"),
     ({"syntax_action": "yes"}, "syntax_action must be true or false"),
     ({"sequential_semantics": True, "semantic_dim": 7}, "semantic_dim must be even"),
-    ({"max_output_length": 0}, "max_output_length")])
+    ({"max_output_length": 0}, "max_output_length"),
+    ({"embeddings_initializer": "no_such_initializer"}, "embeddings_initializer")])
 def test_constructor_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_model(**kwargs)
+
+
+def test_embeddings_initializer_sets_the_scale_of_both_embeddings():
+    uniform = make_model()
+    normal = make_model(**NORMAL_EMBEDDINGS)
+    for model in (uniform, normal):
+        model.translate(["walk"])  # builds the weights
+    for layer in ("semantic_embedding", "syntax_embedding"):
+        assert np.abs(uniform.get_layer(layer).embeddings.numpy()).max() <= 0.05
+        assert 0.8 < normal.get_layer(layer).embeddings.numpy().std() < 1.2
+
+
+def test_a_word_seen_only_alone_gets_no_syntactic_gradient():
+    """Why add-jump depends on the embedding initializer: `<sos> jump <eos>` is the only
+    training context of `jump`; the shift hides `jump` from its own position and the two
+    boundary positions are learned vectors, so its syntactic embedding never moves."""
+    model = make_model()
+    source = ids_of(model, ["jump", "walk twice"])
+    target = model.encode_actions(["I_JUMP", "I_WALK I_WALK"])
+    with tf.GradientTape() as tape:
+        loss = masked_cross_entropy(target, model.compute_logits(source, target, training=True))
+    syntax = model.get_layer("syntax_embedding").embeddings
+    semantic = model.get_layer("semantic_embedding").embeddings
+    syntax_gradient, semantic_gradient = tape.gradient(loss, [syntax, semantic])
+    jump, walk = (int(ids_of(model, [word])[0, 1]) for word in ("jump", "walk"))
+    syntax_gradient = tf.convert_to_tensor(syntax_gradient).numpy()
+    semantic_gradient = tf.convert_to_tensor(semantic_gradient).numpy()
+    assert np.all(syntax_gradient[jump] == 0)
+    assert np.any(syntax_gradient[walk] != 0)
+    assert np.any(semantic_gradient[jump] != 0)
 
 
 def test_export_matches_translate(tmp_path):

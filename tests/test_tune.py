@@ -173,3 +173,48 @@ def test_bad_command_lines_exit_2(tmp_path, capsys):
             tune([item for pair in args.items() for item in pair])
         assert exit_info.value.code == 2
         assert "invalid choice" in capsys.readouterr().err
+
+
+def test_distributed_search_needs_keras_tuner_environment(tmp_path, capsys, monkeypatch):
+    for name in ("KERASTUNER_TUNER_ID", "KERASTUNER_ORACLE_IP", "KERASTUNER_ORACLE_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    args = ["--model", "seq2seq", "--split", SPLIT, "--output", str(tmp_path)]
+    assert tune(args + ["--distributed"]) == 2
+    assert "missing: KERASTUNER_TUNER_ID, KERASTUNER_ORACLE_IP" in capsys.readouterr().err
+    monkeypatch.setenv("KERASTUNER_ORACLE_IP", "127.0.0.1")
+    assert tune(args) == 2
+    assert "pass --distributed" in capsys.readouterr().err
+
+
+def test_distributed_search_splits_trials_between_two_workers(tmp_path):
+    """A chief and two workers, separate processes on 127.0.0.1, run one search."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    output = tmp_path / "tune"
+    args = (["--model", "seq2seq", "--split", SPLIT, "--tuner", "random", "--max-trials", "4",
+             "--steps", "2", "--output", str(output), "--quiet", "--distributed"]
+            + as_args(tiny_overrides("seq2seq")))
+    processes = {}
+    for tuner_id in ("chief", "tuner0", "tuner1"):
+        env = dict(os.environ, KERASTUNER_TUNER_ID=tuner_id, KERASTUNER_ORACLE_IP="127.0.0.1",
+                   KERASTUNER_ORACLE_PORT=str(port), TF_CPP_MIN_LOG_LEVEL="3")
+        processes[tuner_id] = subprocess.Popen(
+            [sys.executable, "-m", "compgen_tf.tune", *args], env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    outputs = {name: process.communicate(timeout=600)[0] for name, process in processes.items()}
+    assert {name: p.returncode for name, p in processes.items()} == \
+        {"chief": 0, "tuner0": 0, "tuner1": 0}, outputs
+    trials = trials_of(output)
+    assert len(trials) == 4 and all(t["status"] == "COMPLETED" for t in trials)
+    assert {t["worker"] for t in trials} == {"tuner0", "tuner1"}
+    assert outputs["chief"].count("best: trial") == 1
+    for worker in ("tuner0", "tuner1"):
+        assert "best: trial" not in outputs[worker]
+        assert "the chief writes the report" in outputs[worker]
+    assert load_config(output / "best_config.json")["training"]["max_steps"] == 2

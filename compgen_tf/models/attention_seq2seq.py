@@ -113,14 +113,7 @@ class AttentionSeq2Seq(Seq2SeqModel):
             maximum_iterations=steps)  # XLA needs a bound for the TensorArray
         return tf.transpose(logits_array.stack(), [1, 0, 2])
 
-    def greedy_decode(self, source_ids, max_length=None):
-        return self._greedy(source_ids, max_length)[0]
-
-    def attention_weights(self, source_ids, max_length=None):
-        """Greedy decoding that also returns the attention (B, max_length, S)."""
-        return self._greedy(source_ids, max_length)
-
-    def _greedy(self, source_ids, max_length):
+    def greedy_decode_with_attention(self, source_ids, max_length=None):
         max_length = max_length or self.max_output_length
         encoder_outputs, mask, state = self.encode(source_ids)
         batch = tf.shape(source_ids)[0]

@@ -71,6 +71,15 @@ class Seq2SeqModel(keras.Model):
         raise NotImplementedError
 
     def greedy_decode(self, source_ids, max_length=None):
+        """Greedy decoding: (batch, max_length) int32 ids, `<pad>` after each `<eos>`."""
+        return self.greedy_decode_with_attention(source_ids, max_length)[0]
+
+    def attention_weights(self, source_ids, max_length=None):
+        """Greedy decoding that also returns the attention (B, max_length, S)."""
+        return self.greedy_decode_with_attention(source_ids, max_length)
+
+    def greedy_decode_with_attention(self, source_ids, max_length=None):
+        """(decoded ids, attention weights); what each model implements."""
         raise NotImplementedError
 
     def mask_special_logits(self, logits):

@@ -71,6 +71,15 @@ class SyntacticAttention(Seq2SeqModel):
             bidirectional LSTM (paper: 200); the decoder LSTM has
             `decoder_units = 2 * encoder_units` (paper: 400).
         dropout: dropout rate on the embeddings (paper: 0.5).
+        embeddings_initializer: initializer of the two token embeddings and of
+            the learned `<sos>`/`<eos>` syntactic vectors, any Keras initializer
+            identifier. Keras's default, "uniform", draws from
+            U(-0.05, 0.05); PyTorch's `nn.Embedding`, used by the authors' code,
+            draws from N(0, 1): `{"class_name": "RandomNormal", "config":
+            {"stddev": 1.0}}`. It matters on add-jump, where the syntactic
+            embedding of `jump` never receives a gradient (it only occurs alone,
+            and the shift hides a word from its own position) and so stays at
+            its initial value.
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
         **kwargs: passed to `Seq2SeqModel`.
 
@@ -96,7 +105,8 @@ class SyntacticAttention(Seq2SeqModel):
 
     def __init__(self, source_words, target_words, semantic_dim=120, syntax_embedding_dim=100,
                  syntax_units=100, encoder_units=200, dropout=0.5, sequential_semantics=False,
-                 syntax_action=False, nonlinear_semantics=False, **kwargs):
+                 syntax_action=False, nonlinear_semantics=False, embeddings_initializer="uniform",
+                 **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
@@ -121,13 +131,18 @@ class SyntacticAttention(Seq2SeqModel):
         self.encoder_units = int(encoder_units)
         self.decoder_units = 2 * self.encoder_units
         self.dropout_rate = float(dropout)
+        try:
+            self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+        except ValueError as error:
+            raise ValueError(f"embeddings_initializer: {error}") from None
         self.sequential_semantics = bool(sequential_semantics)
         self.syntax_action = bool(syntax_action)
         self.nonlinear_semantics = bool(nonlinear_semantics)
 
         # Semantic stream.
         self.semantic_embedding = keras.layers.Embedding(
-            self.source_vocabulary_size, self.semantic_dim, name="semantic_embedding")
+            self.source_vocabulary_size, self.semantic_dim,
+            embeddings_initializer=self.embeddings_initializer, name="semantic_embedding")
         self.semantic_encoder = None
         if self.sequential_semantics:
             self.semantic_encoder = keras.layers.Bidirectional(
@@ -135,12 +150,15 @@ class SyntacticAttention(Seq2SeqModel):
                 name="semantic_encoder")
         # Syntactic stream.
         self.syntax_embedding = keras.layers.Embedding(
-            self.source_vocabulary_size, self.syntax_embedding_dim, name="syntax_embedding")
+            self.source_vocabulary_size, self.syntax_embedding_dim,
+            embeddings_initializer=self.embeddings_initializer, name="syntax_embedding")
         self.syntax_encoder = keras.layers.Bidirectional(
             keras.layers.LSTM(self.syntax_units, return_sequences=True), name="syntax_encoder")
-        self.sos_syntax = self.add_weight(shape=(2 * self.syntax_units,), initializer="uniform",
+        self.sos_syntax = self.add_weight(shape=(2 * self.syntax_units,),
+                                          initializer=self.embeddings_initializer,
                                           name="sos_syntax")
-        self.eos_syntax = self.add_weight(shape=(2 * self.syntax_units,), initializer="uniform",
+        self.eos_syntax = self.add_weight(shape=(2 * self.syntax_units,),
+                                          initializer=self.embeddings_initializer,
                                           name="eos_syntax")
         self.encoder = keras.layers.Bidirectional(
             keras.layers.LSTM(self.encoder_units, return_sequences=True, return_state=True),
@@ -256,14 +274,7 @@ class SyntacticAttention(Seq2SeqModel):
                                              maximum_iterations=steps)  # bound needed by XLA
         return self.output_logits(tf.transpose(readouts.stack(), [1, 0, 2]))
 
-    def greedy_decode(self, source_ids, max_length=None):
-        return self._greedy(source_ids, max_length)[0]
-
-    def attention_weights(self, source_ids, max_length=None):
-        """Greedy decoding that also returns the attention (B, max_length, S)."""
-        return self._greedy(source_ids, max_length)
-
-    def _greedy(self, source_ids, max_length):
+    def greedy_decode_with_attention(self, source_ids, max_length=None):
         max_length = max_length or self.max_output_length
         semantics, keys, mask, query = self.encode(source_ids)
         batch = tf.shape(keys)[0]
@@ -299,5 +310,6 @@ class SyntacticAttention(Seq2SeqModel):
             "sequential_semantics": self.sequential_semantics,
             "syntax_action": self.syntax_action,
             "nonlinear_semantics": self.nonlinear_semantics,
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
         })
         return config
