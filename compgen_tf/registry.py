@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from compgen_tf.models.attention_seq2seq import AttentionSeq2Seq
+from compgen_tf.models.equivariant_seq2seq import EquivariantSeq2Seq
 from compgen_tf.models.syntactic_attention import SyntacticAttention
 
 MODELS = {
     "seq2seq": AttentionSeq2Seq,
+    "equivariant_seq2seq": EquivariantSeq2Seq,
     "syntactic_attention": SyntacticAttention,
 }
 

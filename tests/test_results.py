@@ -30,18 +30,32 @@ def test_write_results_schema(tmp_path):
         load_results(tmp_path / "bad.json")
 
 
-def test_reproduce_trains_seeds_once_and_writes_results(tmp_path, capsys):
-    args = ["--model", "seq2seq", "--split", "simple_p1", "--seeds", "2", "--steps", "4",
-            "--set", "training.eval_every=2", "--set", "model_args.hidden_units=4",
-            "--set", "model_args.embedding_dim=4", "--set", "model_args.max_output_length=8",
-            "--runs-dir", str(tmp_path / "runs"),
-            "--results-dir", str(tmp_path / "results"), "--quiet"]
+TINY_SIZES = {
+    "seq2seq": ["model_args.hidden_units=4", "model_args.embedding_dim=4"],
+    "equivariant_seq2seq": ["model_args.hidden_units=4", "model_args.embedding_dim=4"],
+    "syntactic_attention": ["model_args.semantic_dim=4", "model_args.syntax_embedding_dim=4",
+                            "model_args.syntax_units=4", "model_args.encoder_units=4"],
+}
+
+
+def test_every_registered_model_is_reproduced_below():
+    from compgen_tf import registry
+
+    assert set(TINY_SIZES) == set(registry.MODELS)
+
+
+@pytest.mark.parametrize("model", sorted(TINY_SIZES))
+def test_reproduce_trains_seeds_once_and_writes_results(model, tmp_path, capsys):
+    overrides = TINY_SIZES[model] + ["training.eval_every=2", "model_args.max_output_length=8"]
+    args = (["--model", model, "--split", "simple_p1", "--seeds", "2", "--steps", "4",
+             "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results"),
+             "--quiet"] + [arg for override in overrides for arg in ("--set", override)])
     assert reproduce(args) == 0
-    document = load_results(tmp_path / "results" / "seq2seq" / "simple_p1.json")
+    document = load_results(tmp_path / "results" / model / "simple_p1.json")
     assert [r["seed"] for r in document["runs"]] == [0, 1]
     assert all(r["steps"] == 4 and 0 <= r["test_accuracy"] <= 1 for r in document["runs"])
     assert document["summary"]["n"] == 2
-    assert document["command"].startswith("python -m compgen_tf.reproduce --model seq2seq")
+    assert document["command"].startswith(f"python -m compgen_tf.reproduce --model {model}")
     assert document["config"]["training"]["max_steps"] == 4
     capsys.readouterr()
     assert reproduce(args) == 0

@@ -1,0 +1,9 @@
+"""The library's public layers (importing registers them for `.keras` loading)."""
+
+from compgen_tf.layers.g_attention import GAttention
+from compgen_tf.layers.g_decode import GDecode
+from compgen_tf.layers.g_embed import GEmbed
+from compgen_tf.layers.g_lstm_cell import GLSTMCell
+from compgen_tf.layers.group_conv import GroupConv
+
+__all__ = ["GAttention", "GDecode", "GEmbed", "GLSTMCell", "GroupConv"]

@@ -1,0 +1,87 @@
+"""`GEmbed`: permutation-equivariant word embeddings (Gordon et al. 2020, eq. 2)."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from compgen_tf.groups import Symmetry
+
+SIDES = ("input", "output")
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class GEmbed(keras.layers.Layer):
+    """Embeds each word as a function on the group: e(w)_g = psi(g^-1 w).
+
+    Row g of a word's (|G|, K) embedding is the ordinary embedding of the word
+    g^-1 w, so transforming the words of a sentence by g translates every
+    embedding along the group axis: e(g w)(h) = e(w)(g^-1 h).
+
+    Args:
+        symmetry: a `compgen_tf.groups.Symmetry`, its config dict, or a SCAN
+            symmetry name.
+        vocabulary: the words of the token ids, in id order (id i is
+            `vocabulary[i]`; special tokens are fixed by every element).
+        output_dim: K, the channels per group element.
+        side: "input" (the symmetry's action on commands) or "output" (on actions).
+        embeddings_initializer: Keras initializer of psi.
+        **kwargs: `keras.layers.Layer` arguments.
+
+    Call arguments:
+        ids: (...,) integer token ids.
+
+    Returns:
+        (..., |G|, output_dim).
+
+    Example:
+        >>> embed = GEmbed("verb", ["<pad>", "jump", "look", "run", "walk", "twice"], 8)
+        >>> embed(tf.constant([[1, 5]])).shape
+        TensorShape([1, 2, 4, 8])
+
+    References:
+        Gordon et al. (2020), Permutation equivariant models for compositional
+        generalization in language, Sec. 4.1, eq. (2).
+    """
+
+    def __init__(self, symmetry, vocabulary, output_dim: int, side: str = "input",
+                 embeddings_initializer="uniform", **kwargs):
+        super().__init__(**kwargs)
+        if isinstance(output_dim, bool) or int(output_dim) != output_dim or int(output_dim) < 1:
+            raise ValueError(f"output_dim must be a positive integer, got {output_dim!r}")
+        if side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+        self.symmetry = Symmetry.from_config(symmetry)
+        self.vocabulary = list(vocabulary)
+        self.output_dim = int(output_dim)
+        self.side = side
+        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
+        action = self.symmetry.input_action if side == "input" else self.symmetry.output_action
+        moves = action.on_vocabulary(self.vocabulary)  # [g, v] = index of g v
+        group = self.symmetry.group
+        # [v, g] = index of g^-1 v: one gather turns ids into the words to embed.
+        self._inverse_images = np.asarray(moves[group.inverses].T, np.int32)
+
+    def build(self, input_shape=None):
+        self.embeddings = self.add_weight(name="embeddings",
+                                          shape=(len(self.vocabulary), self.output_dim),
+                                          initializer=self.embeddings_initializer)
+
+    def call(self, ids):
+        words = tf.gather(self._inverse_images, tf.cast(ids, tf.int32))
+        return tf.gather(self.embeddings, words)
+
+    def compute_output_shape(self, input_shape):
+        return tuple(input_shape) + (self.symmetry.group.order, self.output_dim)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "symmetry": self.symmetry.get_config(),
+            "vocabulary": self.vocabulary,
+            "output_dim": self.output_dim,
+            "side": self.side,
+            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+        })
+        return config

@@ -1,0 +1,202 @@
+"""Every equivariant layer, checked with `check_equivariance` under random weights."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from compgen_tf.groups import (Symmetry, check_equivariance, ids_transform, regular_transform,
+                               scores_transform)
+from compgen_tf.layers import GAttention, GDecode, GEmbed, GLSTMCell, GroupConv
+
+TOLERANCE = 1e-5
+SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "and", "jump", "left", "look", "right", "run",
+          "twice", "walk"]
+TARGET = ["<pad>", "<unk>", "<sos>", "<eos>", "I_JUMP", "I_LOOK", "I_RUN", "I_TURN_LEFT",
+          "I_TURN_RIGHT", "I_WALK"]
+SYMMETRIES = ["verb", "direction", "verb+direction"]
+
+
+def random_features(*shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+def random_ids(shape, vocabulary_size, seed=0):
+    return np.random.default_rng(seed).integers(0, vocabulary_size, size=shape)
+
+
+def round_trip(layer, inputs):
+    """A layer rebuilt from its config, with the same weights, gives the same outputs."""
+    clone = layer.__class__.from_config(layer.get_config())
+    clone(inputs) if not isinstance(inputs, tuple) else clone(*inputs)
+    clone.set_weights(layer.get_weights())
+    return clone
+
+
+@pytest.mark.parametrize("name", SYMMETRIES)
+def test_g_embed_is_equivariant(name):
+    symmetry = Symmetry.for_scan(name)
+    keras.utils.set_random_seed(0)
+    embed = GEmbed(symmetry, SOURCE, output_dim=6)
+    ids = random_ids((3, 7), len(SOURCE))
+    error = check_equivariance(embed, symmetry.group, ids,
+                               ids_transform(symmetry.input_action.on_vocabulary(SOURCE)),
+                               regular_transform(symmetry.group, axis=-2))
+    assert error == 0.0
+    out = embed(ids).numpy()
+    assert out.shape == (3, 7, symmetry.group.order, 6)
+    # Row g of a word's embedding is the plain embedding of g^-1 w.
+    table = embed.embeddings.numpy()
+    jump = SOURCE.index("jump")
+    for g in symmetry.group.elements:
+        word = symmetry.input_action.act(symmetry.group.inverse(g), "jump")
+        np.testing.assert_array_equal(embed(np.array([jump])).numpy()[0, g],
+                                      table[SOURCE.index(word)])
+    # Words no element moves embed identically on every row.
+    twice = embed(np.array([SOURCE.index("twice")])).numpy()[0]
+    assert np.all(twice == twice[0])
+
+
+def test_g_embed_output_side_and_errors():
+    symmetry = Symmetry.for_scan("verb")
+    embed = GEmbed(symmetry, TARGET, output_dim=3, side="output")
+    error = check_equivariance(embed, symmetry.group, random_ids((2, 5), len(TARGET)),
+                               ids_transform(symmetry.output_action.on_vocabulary(TARGET)),
+                               regular_transform(symmetry.group))
+    assert error == 0.0
+    with pytest.raises(ValueError, match="side must be one of"):
+        GEmbed(symmetry, TARGET, 3, side="both")
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        GEmbed(symmetry, ["walk", "run"], 3)
+    with pytest.raises(ValueError, match="output_dim must be a positive integer"):
+        GEmbed(symmetry, SOURCE, 0)
+
+
+@pytest.mark.parametrize("name", SYMMETRIES)
+def test_group_conv_is_equivariant_and_matches_definition_4(name):
+    symmetry = Symmetry.for_scan(name)
+    group = symmetry.group
+    keras.utils.set_random_seed(1)
+    conv = GroupConv(symmetry, filters=5, bias_initializer="random_normal")
+    features = random_features(2, 3, group.order, 4)
+    translate = regular_transform(group, axis=-2)
+    assert check_equivariance(conv, group, features, translate, translate) < TOLERANCE
+    # Against the definition, term by term.
+    kernel, bias = conv.kernel.numpy(), conv.bias.numpy()
+    expected = np.zeros((2, 3, group.order, 5), np.float64)
+    for g in group.elements:
+        for h in group.elements:
+            expected[..., g, :] += features[..., h, :] @ kernel[group.compose(group.inverse(g),
+                                                                                h)]
+    np.testing.assert_allclose(conv(features).numpy(), expected + bias, atol=1e-5)
+    np.testing.assert_allclose(round_trip(conv, features)(features).numpy(),
+                               conv(features).numpy())
+
+
+def test_group_conv_rejects_wrong_group_axis():
+    conv = GroupConv("verb", filters=2)
+    with pytest.raises(ValueError, match=r"\(\.\.\., 4, K\)"):
+        conv(tf.zeros([2, 3, 5]))
+    with pytest.raises(ValueError, match="filters must be a positive integer"):
+        GroupConv("verb", filters=0)
+
+
+@pytest.mark.parametrize("name", SYMMETRIES)
+def test_g_lstm_cell_in_keras_rnn_is_equivariant(name):
+    symmetry = Symmetry.for_scan(name)
+    group = symmetry.group
+    keras.utils.set_random_seed(2)
+    cell = GLSTMCell(symmetry, units=3)
+    rnn = keras.layers.RNN(cell, return_sequences=True, return_state=True)
+    channels = 4
+    inputs = random_features(2, 6, group.order, channels)
+
+    def run(x):
+        outputs, h, c = rnn(tf.reshape(x, [2, 6, -1]))
+        return tf.stack([tf.reshape(t, [2, group.order, 3])
+                         for t in (outputs[:, -1], h, c)], axis=1)  # (batch, 3, |G|, units)
+
+    translate = regular_transform(group, axis=-2)
+    assert check_equivariance(run, group, inputs, translate, translate) < TOLERANCE
+    assert cell.state_size == [group.order * 3] * 2 and cell.output_size == group.order * 3
+    clone = GLSTMCell.from_config(cell.get_config())
+    rnn_clone = keras.layers.RNN(clone, return_sequences=True, return_state=True)
+    rnn_clone(tf.reshape(inputs, [2, 6, -1]))
+    clone.set_weights(cell.get_weights())
+    np.testing.assert_allclose(rnn_clone(tf.reshape(inputs, [2, 6, -1]))[0].numpy(),
+                               rnn(tf.reshape(inputs, [2, 6, -1]))[0].numpy(), atol=1e-6)
+
+
+def test_g_lstm_cell_rejects_inputs_not_divisible_by_the_group():
+    rnn = keras.layers.RNN(GLSTMCell("verb", units=2))
+    with pytest.raises(ValueError, match=r"\|G\| = 4"):
+        rnn(tf.zeros([1, 3, 6]))
+
+
+@pytest.mark.parametrize("name", SYMMETRIES)
+def test_g_attention_is_equivariant_with_invariant_weights(name):
+    group = Symmetry.for_scan(name).group
+    query = random_features(2, group.order, 5, seed=3)
+    keys = random_features(2, 4, group.order, 5, seed=4)
+    mask = np.array([[True, True, True, False], [True, True, False, False]])
+    attention = GAttention()
+
+    def context(inputs):
+        return attention(inputs[0], inputs[1], mask)[0]
+
+    def weights(inputs):
+        return attention(inputs[0], inputs[1], mask)[1]
+
+    move_both = lambda g, qk: (group.translate(g, qk[0], -2),  # noqa: E731
+                               group.translate(g, qk[1], -2))
+    assert check_equivariance(context, group, (query, keys), move_both,
+                              regular_transform(group, -2)) < TOLERANCE
+    assert check_equivariance(weights, group, (query, keys), move_both,
+                              lambda g, w: w) < TOLERANCE
+    w = weights((query, keys)).numpy()
+    assert np.all(w[~mask] < 1e-6)
+    np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", SYMMETRIES)
+def test_g_decode_is_equivariant_and_its_bias_is_tied_on_orbits(name):
+    symmetry = Symmetry.for_scan(name)
+    group = symmetry.group
+    keras.utils.set_random_seed(5)
+    decode = GDecode(symmetry, TARGET)
+    features = random_features(3, group.order, 6, seed=6)
+    decode(features)
+    decode.orbit_bias.assign(np.arange(decode.orbit_bias.shape[0], dtype=np.float32))
+    permutations = symmetry.output_action.on_vocabulary(TARGET)
+    error = check_equivariance(decode, group, features, regular_transform(group, -2),
+                               scores_transform(permutations))
+    assert error < TOLERANCE
+    np.testing.assert_allclose(round_trip(decode, features)(features).numpy(),
+                               decode(features).numpy())
+    # The check would catch an untied per-word bias (the reference implementation's).
+    word_bias = np.random.default_rng(7).normal(size=len(TARGET)).astype(np.float32)
+    broken = check_equivariance(lambda x: decode(x) + word_bias, group, features,
+                                regular_transform(group, -2), scores_transform(permutations))
+    if group.order > 1:
+        assert broken > 1e-2
+
+
+def test_layers_save_and_load_in_a_keras_model(tmp_path):
+    symmetry = Symmetry.for_scan("verb")
+    ids = keras.Input(shape=(None,), dtype="int32")
+    embedded = GEmbed(symmetry, SOURCE, 4)(ids)
+    convolved = GroupConv(symmetry, 4)(embedded)
+    flat = keras.layers.Reshape((-1, symmetry.group.order * 4))(convolved)
+    states = keras.layers.RNN(GLSTMCell(symmetry, 4))(flat)
+    logits = GDecode(symmetry, TARGET)(keras.layers.Reshape((symmetry.group.order, 4))(states))
+    model = keras.Model(ids, logits)
+    batch = random_ids((2, 5), len(SOURCE), seed=8)
+    before = model(batch).numpy()
+    model.save(tmp_path / "g.keras")
+    loaded = keras.saving.load_model(tmp_path / "g.keras")
+    np.testing.assert_allclose(loaded(batch).numpy(), before, atol=1e-6)
+    # The whole stack is equivariant: commands in, action scores out.
+    error = check_equivariance(model, symmetry.group, batch,
+                               ids_transform(symmetry.input_action.on_vocabulary(SOURCE)),
+                               scores_transform(symmetry.output_action.on_vocabulary(TARGET)))
+    assert error < TOLERANCE
