@@ -36,6 +36,20 @@ def test_help_lists_models_and_splits():
     assert "seq2seq" in out and "addprim_jump" in out and "template_around_right" in out
 
 
+def test_default_training_is_syntactic_attention_on_add_jump():
+    """`python -m compgen_tf.train` with no flag (what `make train` runs) trains the README's
+    default: Syntactic Attention on addprim_jump with its committed configuration."""
+    from compgen_tf.config import load_config
+    from compgen_tf.train import build_parser, resolve_config
+
+    config = resolve_config(build_parser().parse_args([]))
+    assert (config["model"], config["split"]) == ("syntactic_attention", "addprim_jump")
+    committed = load_config(REPO / "configs" / "syntactic_attention" / "addprim_jump.json")
+    assert {k: config[k] for k in committed} == committed
+    makefile = (REPO / "Makefile").read_text()
+    assert "MODEL ?= syntactic_attention" in makefile
+
+
 def test_bad_config_is_a_clear_error(tmp_path):
     result = run("-m", "compgen_tf.train", "--split", "simple_p1", "--set", "training.lr=1",
                  "--output", str(tmp_path / "r"), check=False)

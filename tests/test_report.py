@@ -79,7 +79,7 @@ def test_report_tables_plots_and_determinism(results_dir):
                   "Symmetry and systematicity", "Baseline seq2seq"):
         assert f"## {title}" in readme
     # A result without a paper number is listed too; the benchmark file is under Speed.
-    assert row_of(readme, "seq2seq", "simple_p1")[2:4] == ["—", "25.0 ± 0.0 (n=1)"]
+    assert row_of(readme, "seq2seq", "simple_p1")[2:4] == ["—", "25.0 (n=1)"]
     speed = readme[readme.index("## Speed"):]
     assert "benchmarks/seq2seq_speed.json" in speed and "| 329.5 |" in speed
 
