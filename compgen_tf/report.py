@@ -146,6 +146,10 @@ PAPER_RESULTS = {
     ("symbol_convolution", "rule_learning"): dict(
         paper="symmetry", mean=100.0,
         source="Table 1, convolution; recurrent net and MLP: 50"),
+    ("symbol_convolution", "rule_learning_mlp_baseline"): dict(
+        paper="symmetry", mean=50.0, source="Table 1, MLP baseline"),
+    ("symbol_convolution", "rule_learning_recurrent_baseline"): dict(
+        paper="symmetry", mean=50.0, source="Table 1, recurrent-net baseline"),
     ("symbol_convolution", "composition"): dict(
         paper="symmetry", mean=100.0,
         source="Table 2, convolution; recurrent net and MLP: 0"),

@@ -5,5 +5,6 @@ from compgen_tf.layers.g_decode import GDecode
 from compgen_tf.layers.g_embed import GEmbed
 from compgen_tf.layers.g_lstm_cell import GLSTMCell
 from compgen_tf.layers.group_conv import GroupConv
+from compgen_tf.layers.stack_lstm_cell import StackLSTMCell
 
-__all__ = ["GAttention", "GDecode", "GEmbed", "GLSTMCell", "GroupConv"]
+__all__ = ["GAttention", "GDecode", "GEmbed", "GLSTMCell", "GroupConv", "StackLSTMCell"]
