@@ -147,3 +147,30 @@ def test_constructor_validates(kwargs, message):
 def test_symmetry_words_must_be_in_the_vocabulary():
     with pytest.raises(ValueError, match="not in the vocabulary"):
         EquivariantSeq2Seq(["walk", "twice"], ["I_WALK"], symmetry="verb")
+
+
+def test_learns_add_jump_in_miniature(tmp_path):
+    """Trained without `jump` in context (it appears alone), the model translates every short
+    `jump` command: equivariance carries what it learned on the other verbs over."""
+    from compgen_tf.data import encode_split
+    from compgen_tf.trainer import BEST_MODEL, Trainer
+    from compgen_tf.vocabulary import Vocabulary
+
+    short = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
+             if len(c.split()) <= 3]
+    train = [(c, a) for c, a in short if "jump" not in c.split() or c == "jump"]
+    held_out = [(c, a) for c, a in short if "jump" in c.split() and c != "jump"]
+    keras.utils.set_random_seed(0)
+    model = EquivariantSeq2Seq(Vocabulary.from_texts(c for c, _ in train).words,
+                               Vocabulary.from_texts(a for _, a in train).words,
+                               symmetry="verb", embedding_dim=8, hidden_units=8,
+                               max_output_length=12)
+    split = encode_split(model, train)
+    settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 600,
+                "eval_every": 25, "checkpoint_every": 1000, "patience": 100,
+                "stop_at_accuracy": 1.0, "teacher_forcing_ratio": 0.5}
+    summary = Trainer(model, settings, tmp_path, split, split, seed=1, verbose=0).fit()
+    assert summary["best_val_accuracy"] == 1.0, summary
+    best = keras.saving.load_model(tmp_path / BEST_MODEL)
+    assert len(held_out) > 20
+    assert best.translate([c for c, _ in held_out]) == [a for _, a in held_out]
