@@ -1,0 +1,57 @@
+"""`KeyValueMemory`: the soft key-value memory of meta seq2seq learning (Lake 2019, eq. 2)."""
+
+from __future__ import annotations
+
+import keras
+import tensorflow as tf
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class KeyValueMemory(keras.layers.Layer):
+    """Reads values by scaled dot-product attention of queries over keys.
+
+    A = softmax(Q K^T / sqrt(m)) over the memory slots, M = A V. Padded memory
+    slots get no weight; padded query rows read nothing (their weights and
+    outputs are zero). In meta seq2seq, the keys and values are the encoded
+    support commands and actions of an episode, the queries the per-step
+    encodings of a query command. No weights.
+
+    Call arguments:
+        queries: (batch, T, m).
+        keys: (batch, n, m).
+        values: (batch, n, d).
+        query_mask: optional (batch, T) booleans, True at real query steps.
+        memory_mask: optional (batch, n) booleans, True at real memory slots.
+
+    Returns:
+        (read values M (batch, T, d), attention weights A (batch, T, n)).
+
+    Example:
+        >>> memory = KeyValueMemory()
+        >>> read, weights = memory(tf.ones([2, 5, 8]), tf.ones([2, 3, 8]), tf.ones([2, 3, 4]))
+        >>> read.shape, weights.shape
+        (TensorShape([2, 5, 4]), TensorShape([2, 5, 3]))
+
+    References:
+        Lake (2019), Compositional generalization through meta sequence-to-sequence
+        learning, NeurIPS, Sec. 3, eq. (2); Vaswani et al. (2017).
+    """
+
+    def call(self, queries, keys, values, query_mask=None, memory_mask=None):
+        if queries.shape[-1] is not None and keys.shape[-1] is not None \
+                and queries.shape[-1] != keys.shape[-1]:
+            raise ValueError(f"queries and keys must have the same size m, got "
+                             f"{queries.shape[-1]} and {keys.shape[-1]}")
+        scale = tf.math.rsqrt(tf.cast(tf.shape(keys)[-1], queries.dtype))
+        scores = tf.einsum("btm,bnm->btn", queries, keys) * scale
+        if memory_mask is not None:
+            scores = tf.where(tf.cast(memory_mask, tf.bool)[:, None, :], scores,
+                              tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype)))
+        weights = tf.nn.softmax(scores, axis=-1)
+        if memory_mask is not None:
+            # A memory with no real slot reads nothing instead of a uniform average.
+            weights *= tf.cast(tf.reduce_any(tf.cast(memory_mask, tf.bool), -1), weights.dtype
+                               )[:, None, None]
+        if query_mask is not None:
+            weights *= tf.cast(query_mask, weights.dtype)[:, :, None]
+        return tf.einsum("btn,bnd->btd", weights, values), weights
