@@ -337,7 +337,7 @@ def plot_seeds(entry: dict, paper: dict | None, path: Path):
     axes.set_ylim(-0.5, 0.5)
     axes.set_yticks([])
     axes.set_xlabel("test exact match (%)")
-    axes.set_title(f"{entry['model']} on {entry['split']}: test accuracy per seed")
+    axes.set_title(f"{entry['model']} on {entry['split']}:\ntest accuracy per seed", fontsize=10)
     axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3, fontsize=8,
                 frameon=False)
     _save(figure, path)
@@ -373,7 +373,8 @@ def plot_curves(entry: dict, name: str, runs_dir: Path, path: Path) -> bool:
     axes.set_ylim(-2, 102)
     axes.set_xlabel("training step")
     axes.set_ylabel("validation exact match (%)")
-    axes.set_title(f"{entry['model']} on {name}: validation accuracy during training")
+    axes.set_title(f"{entry['model']} on {name}:\nvalidation accuracy during training",
+                   fontsize=10)
     if len(curves) <= 10:
         axes.legend(fontsize=8, ncol=2)
     _save(figure, path)
