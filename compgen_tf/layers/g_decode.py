@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.groups import Symmetry
-from compgen_tf.layers.group_conv import apply_group_matrix
+from compgen_tf.layers.group_conv import group_features_matmul
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -75,7 +75,7 @@ class GDecode(keras.layers.Layer):
         # [h, w, k] = psi_k(h^-1 w) -> the (|G|·K, |V'|) matrix of one contraction.
         blocks = tf.gather(self.kernel, self._inverse_images)
         matrix = tf.reshape(tf.transpose(blocks, [0, 2, 1]), [order * channels, -1])
-        logits = apply_group_matrix(features, matrix, 1)[..., 0, :]
+        logits = group_features_matmul(features, matrix)
         if self.use_bias:
             logits += tf.gather(self.orbit_bias, self._orbits)
         return logits

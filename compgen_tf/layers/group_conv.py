@@ -22,12 +22,10 @@ def group_conv_matrix(kernel, left_division_table):
     return tf.reshape(blocks, [order * channels, order * filters])
 
 
-def apply_group_matrix(features, matrix, order: int):
-    """features (..., |G|, K) @ matrix -> (..., |G|, K')."""
-    shape = tf.shape(features)
-    flat = tf.reshape(features, tf.concat([shape[:-2], [-1]], 0))
-    out = tf.matmul(flat, matrix) if flat.shape.rank == 2 else tf.tensordot(flat, matrix, 1)
-    return tf.reshape(out, tf.concat([shape[:-2], [order, -1]], 0))
+def group_features_matmul(features, matrix):
+    """features (..., |G|, K), flattened to (..., |G|·K), times matrix (|G|·K, N) -> (..., N)."""
+    flat = tf.reshape(features, tf.concat([tf.shape(features)[:-2], [-1]], 0))
+    return tf.matmul(flat, matrix) if flat.shape.rank == 2 else tf.tensordot(flat, matrix, 1)
 
 
 def symmetry_config(symmetry) -> dict:
@@ -96,7 +94,8 @@ class GroupConv(keras.layers.Layer):
 
     def call(self, features):
         matrix = group_conv_matrix(self.kernel, self._division)
-        out = apply_group_matrix(features, matrix, self.order)
+        out = group_features_matmul(features, matrix)
+        out = tf.reshape(out, tf.concat([tf.shape(features)[:-2], [self.order, -1]], 0))
         return out + self.bias if self.use_bias else out
 
     def compute_output_shape(self, input_shape):

@@ -9,6 +9,7 @@ from compgen_tf.groups import Symmetry
 from compgen_tf.layers import GAttention, GDecode, GEmbed, GLSTMCell, GroupConv
 from compgen_tf.models.attention_seq2seq import AttentionSeq2Seq
 from compgen_tf.models.seq2seq_model import Seq2SeqModel
+from compgen_tf.vocabulary import PAD_ID
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -99,7 +100,7 @@ class EquivariantSeq2Seq(AttentionSeq2Seq):
 
     def encode(self, source_ids, training=False):
         """Encoder states (B, S, |G|, 2K), their mask (B, S), the decoder's first [h, c]."""
-        mask = tf.not_equal(source_ids, 0)
+        mask = tf.not_equal(source_ids, PAD_ID)
         embedded = self._flat(self.source_embedding(source_ids))
         # merge_mode=None: the directions are concatenated per group element below, not as
         # flat vectors (which would mix the group axis with the channels).
