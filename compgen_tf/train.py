@@ -8,6 +8,7 @@ Rerunning the same command resumes an interrupted run.
 from __future__ import annotations
 
 import argparse
+import importlib
 import math
 import shlex
 import sys
@@ -25,11 +26,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m compgen_tf.train", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(registry.MODELS),
+    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(registry.MODELS) + sorted(registry.TASK_MODELS),
                         help=f"model to train (default: {DEFAULT_MODEL})")
     parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "
                              + ", ".join(tfds_scan.CONFIG_NAMES))
+    parser.add_argument("--task", help="task of a model that trains on toy or episodic data "
+                                       "instead of a SCAN split: " + ", ".join(
+                                           sorted(registry.TASK_MODELS)) + " (see README)")
     parser.add_argument("--config", help="configuration file (default: configs/MODEL/SPLIT.json)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     budget = parser.add_mutually_exclusive_group()
@@ -60,7 +64,14 @@ def resolve_config(args) -> dict:
 
 
 def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    if args.model in registry.TASK_MODELS:
+        return importlib.import_module(registry.TASK_MODELS[args.model]).train_from_cli(args, command)
+    if args.task is not None:
+        parser.error(f"--task is for {', '.join(sorted(registry.TASK_MODELS)) or 'task models'}; "
+                     f"{args.model} trains on a SCAN --split")
     try:
         config = resolve_config(args)
     except (ConfigError, ValueError) as error:
@@ -69,7 +80,6 @@ def main(argv=None) -> int:
     from compgen_tf.runs import default_run_dir, train_run
 
     run_dir = args.output or default_run_dir(config["model"], config["split"], args.seed)
-    command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)
     metrics = train_run(config, run_dir, seed=args.seed, verbose=0 if args.quiet else 1,
                         command=command)
     accuracy = metrics["accuracy"]
