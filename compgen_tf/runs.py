@@ -9,15 +9,18 @@ A run directory holds `config.json` (the resolved configuration),
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
 import keras
+import tensorflow as tf
 
 import tfds_scan
 from compgen_tf import registry
 from compgen_tf.config import config_differences
 from compgen_tf.data import encode_split
+from compgen_tf.distribute import is_chief, wait_for_workers, worker_index
 from compgen_tf.evaluation import evaluate_split
 from compgen_tf.trainer import BEST_MODEL, Trainer
 from compgen_tf.versions import package_versions
@@ -38,13 +41,20 @@ def split_examples(split: str, part: str, data: dict):
 
 
 def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
-              evaluate_splits=EVALUATED_SPLITS) -> dict:
+              evaluate_splits=EVALUATED_SPLITS, strategy=None) -> dict | None:
     """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
 
     Re-running with the same run directory resumes; a finished run is only re-evaluated.
     `evaluate_splits` names the splits scored after training (tuning leaves out "test").
+    `strategy` is a `tf.distribute` strategy (`compgen_tf.distribute.make_strategy`). Under
+    `multi_worker` only the chief writes `run_dir` and evaluates; every other worker keeps
+    its checkpoints in `run_dir/.worker<N>` until training ends, and returns None.
     """
     run_dir = Path(run_dir)
+    strategy = strategy or tf.distribute.get_strategy()
+    chief_dir = run_dir
+    if not is_chief(strategy):
+        run_dir = run_dir / f".worker{worker_index(strategy)}"
     resolved = dict(config, seed=seed)
     config_file = run_dir / "config.json"
     if config_file.exists():
@@ -63,15 +73,23 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     target = Vocabulary.from_texts((a for _, a in train_examples), name="target")
     source.save(run_dir / "source_vocabulary.json")
     target.save(run_dir / "target_vocabulary.json")
-    model = registry.build_model(config["model"], config["model_args"], source.words, target.words)
+    with strategy.scope():
+        model = registry.build_model(config["model"], config["model_args"], source.words,
+                                     target.words)
     fit = encode_split(model, split_examples(config["split"], "fit", data))
     validation = encode_split(model, split_examples(config["split"], "validation", data))
     trainer = Trainer(model, config["training"], run_dir, fit, validation, seed=seed,
-                      length_bucket=data.get("length_bucket", 8), verbose=verbose)
+                      length_bucket=data.get("length_bucket", 8), verbose=verbose,
+                      strategy=strategy)
     summary = trainer.fit()
+    if run_dir != chief_dir:
+        shutil.rmtree(run_dir)
+        wait_for_workers(strategy)
+        return None
     metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose)
     metrics.update(summary, command=command)
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    wait_for_workers(strategy)
     return metrics
 
 

@@ -15,6 +15,7 @@ import sys
 
 from compgen_tf import registry
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+from compgen_tf.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
 
 DEFAULT_MODEL = "syntactic_attention"
 DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}
@@ -43,6 +44,13 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override one configuration value (repeatable)")
     parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--strategy", choices=STRATEGIES, default="default",
+                        help="tf.distribute strategy: default (one device), mirrored (every "
+                             "visible GPU), multi_worker (the cluster in TF_CONFIG; run the same "
+                             "command on every worker)")
+    parser.add_argument("--cpu-devices", type=int, metavar="N",
+                        help="with --strategy mirrored: mirror over N logical CPU devices "
+                             "(testing without GPUs)")
     return parser
 
 
@@ -77,11 +85,19 @@ def main(argv=None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    try:
+        strategy = make_strategy(args.strategy, args.cpu_devices)
+    except StrategyError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     from compgen_tf.runs import default_run_dir, train_run
 
     run_dir = args.output or default_run_dir(config["model"], config["split"], args.seed)
     metrics = train_run(config, run_dir, seed=args.seed, verbose=0 if args.quiet else 1,
-                        command=command)
+                        command=command, strategy=strategy)
+    if metrics is None:
+        print(f"worker {worker_index(strategy)} done; the chief evaluates {run_dir}")
+        return 0
     accuracy = metrics["accuracy"]
     print(f"run {run_dir}: test exact match {accuracy['test']:.4f} "
           f"(validation {accuracy['validation']:.4f}, {metrics['steps']} steps, "

@@ -13,16 +13,39 @@ import tensorflow as tf
 
 from compgen_tf.data import EncodedSplit, epoch_batches, gather_batch
 from compgen_tf.evaluation import evaluate_split
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 BEST_MODEL = "best_model.keras"
 
 
-def masked_cross_entropy(target_ids, logits):
-    """Mean token cross-entropy over the non-padding target positions."""
+def masked_cross_entropy(target_ids, logits, token_count=None):
+    """Token cross-entropy summed over the non-padding target positions, over `token_count`.
+
+    `token_count` defaults to the number of those positions (the mean); a replica that holds
+    a slice of a global batch passes the global batch's count, so that the replicas' losses
+    (and gradients) add up to those of the whole batch.
+    """
     losses = tf.keras.losses.sparse_categorical_crossentropy(target_ids, logits, from_logits=True)
     mask = tf.cast(tf.not_equal(target_ids, PAD_ID), losses.dtype)
-    return tf.reduce_sum(losses * mask) / tf.maximum(tf.reduce_sum(mask), 1.0)
+    if token_count is None:
+        token_count = tf.reduce_sum(mask)
+    return tf.reduce_sum(losses * mask) / tf.maximum(tf.cast(token_count, losses.dtype), 1.0)
+
+
+def pad_to_replicas(source, target, replicas: int):
+    """Pads a batch with empty examples up to a multiple of `replicas` rows.
+
+    An empty example is the empty command (`<eos>` alone) with an all-`<pad>` target: it adds
+    no loss and no gradient, so each replica gets an equal, non-empty slice (Keras RNNs
+    reject zero-row batches) without changing the step.
+    """
+    missing = -len(source) % replicas
+    if not missing:
+        return source, target
+    empty_source = np.full((missing, source.shape[1]), PAD_ID, source.dtype)
+    empty_source[:, 0] = EOS_ID
+    empty_target = np.full((missing, target.shape[1]), PAD_ID, target.dtype)
+    return np.concatenate([source, empty_source]), np.concatenate([target, empty_target])
 
 
 class Trainer:
@@ -43,12 +66,21 @@ class Trainer:
         seed: seeds the data order and teacher-forcing draws.
         length_bucket: padded lengths are rounded up to multiples of this.
         verbose: 1 shows a Keras progress bar, 0 is silent.
+        strategy: a `tf.distribute` strategy (see `compgen_tf.distribute`); the model must
+            have been created under its `scope()`. Each replica trains on its slice of every
+            global batch of `batch_size` examples; the replicas' gradients are summed, then
+            clipped, then applied, as one device would.
     """
 
     def __init__(self, model, training: dict, run_dir, fit_split: EncodedSplit,
                  validation_split: EncodedSplit, seed: int = 0, length_bucket: int = 8,
-                 verbose: int = 1):
+                 verbose: int = 1, strategy=None):
         self.model = model
+        self.strategy = strategy or tf.distribute.get_strategy()
+        if model.variables and not self.strategy.extended.variable_created_in_scope(
+                model.variables[0].value):
+            raise ValueError("the model was not created under the strategy's scope(): create "
+                             "it inside `with strategy.scope():`")
         self.settings = {"batch_size": 64, "learning_rate": 1e-3, "clip_norm": 5.0,
                          "teacher_forcing_ratio": 1.0, "max_steps": 10000, "eval_every": 500,
                          "patience": 10, "stop_at_accuracy": 1.01, "checkpoint_every": 500,
@@ -65,11 +97,13 @@ class Trainer:
                          (("step", 0), ("epoch", 0), ("batch_in_epoch", 0), ("best_step", 0),
                           ("evaluations_since_best", 0), ("finished", 0),
                           ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))}
-        self.optimizer = keras.optimizers.Adam(learning_rate=self._learning_rate(),
-                                               global_clipnorm=self.settings["clip_norm"])
-        if not model.built:
-            model.build()
-        self.optimizer.build(model.trainable_variables)
+        with self.strategy.scope():
+            # Clipping happens in the train step, after the replicas' gradients are summed:
+            # Keras' own global_clipnorm would clip each replica's part before the sum.
+            self.optimizer = keras.optimizers.Adam(learning_rate=self._learning_rate())
+            if not model.built:
+                model.build()
+            self.optimizer.build(model.trainable_variables)
         # Keras' random-seed states (dropout) are not tracked by tf.train.Checkpoint on their own;
         # without them a resumed run would draw different dropout masks than an uninterrupted one.
         self.checkpoint = tf.train.Checkpoint(
@@ -87,20 +121,41 @@ class Trainer:
             rate, steps, self.settings["learning_rate_decay_factor"], staircase=True)
 
     def _make_train_step(self):
-        model, optimizer = self.model, self.optimizer
+        model, optimizer, strategy = self.model, self.optimizer, self.strategy
         ratio = float(self.settings["teacher_forcing_ratio"])
+        clip_norm = float(self.settings["clip_norm"])
         ids = tf.TensorSpec([None, None], tf.int32)
+
+        def replica_step(source_ids, target_ids, seed):
+            context = tf.distribute.get_replica_context()
+            replicas, replica = context.num_replicas_in_sync, context.replica_id_in_sync_group
+            rows = tf.shape(source_ids)[0] // replicas
+            token_count = tf.math.count_nonzero(tf.not_equal(target_ids, PAD_ID), dtype=tf.float32)
+            source_ids = source_ids[replica * rows:(replica + 1) * rows]
+            target_ids = target_ids[replica * rows:(replica + 1) * rows]
+            # One stream of teacher-forcing draws per replica; with one replica it is the
+            # single-device stream [seed, step].
+            replica_seed = tf.stack([seed[0], seed[1] * replicas + replica])
+            with tf.GradientTape() as tape:
+                logits = model.compute_logits(source_ids, target_ids, training=True,
+                                              teacher_forcing_ratio=ratio, seed=replica_seed)
+                loss = masked_cross_entropy(target_ids, logits, token_count)
+            variables = model.trainable_variables
+            gradients = tape.gradient(loss, variables)
+            present = [i for i, g in enumerate(gradients) if g is not None]
+            summed = context.all_reduce(tf.distribute.ReduceOp.SUM,
+                                        [tf.convert_to_tensor(gradients[i]) for i in present])
+            summed, _ = tf.clip_by_global_norm(summed, clip_norm)
+            # The optimizer sums what every replica applies: each applies its share of the sum.
+            optimizer.apply_gradients([(g / replicas, variables[i])
+                                       for g, i in zip(summed, present)])
+            return loss
 
         @tf.function(input_signature=[ids, ids, tf.TensorSpec([2], tf.int32)],
                      jit_compile=bool(self.settings["jit_compile"]))
         def train_step(source_ids, target_ids, seed):
-            with tf.GradientTape() as tape:
-                logits = model.compute_logits(source_ids, target_ids, training=True,
-                                              teacher_forcing_ratio=ratio, seed=seed)
-                loss = masked_cross_entropy(target_ids, logits)
-            gradients = tape.gradient(loss, model.trainable_variables)
-            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-            return loss
+            losses = strategy.run(replica_step, args=(source_ids, target_ids, seed))
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, losses, axis=None)
 
         return train_step
 
@@ -132,7 +187,9 @@ class Trainer:
             batches = epoch_batches(self.fit_split, s["batch_size"], self.seed, epoch,
                                     self.length_bucket)
             for index in range(int(p["batch_in_epoch"].numpy()), len(batches)):
-                source, target = gather_batch(self.fit_split, batches[index], self.length_bucket)
+                source, target = pad_to_replicas(
+                    *gather_batch(self.fit_split, batches[index], self.length_bucket),
+                    self.strategy.num_replicas_in_sync)
                 loss = float(self._train_step(source, target,
                                               tf.constant([self.seed, self.step], tf.int32)))
                 if not math.isfinite(loss):

@@ -1,0 +1,108 @@
+"""`tf.distribute` strategies for one training run: `train --strategy {default,mirrored,multi_worker}`.
+
+- `default`: one device (the first GPU if TensorFlow sees one, else the CPU).
+- `mirrored`: `MirroredStrategy`, one replica per visible GPU. `cpu_devices=N` splits
+  the CPU into N logical devices and mirrors over those instead, which is how the
+  strategy is tested on a machine without GPUs.
+- `multi_worker`: `MultiWorkerMirroredStrategy` over the cluster that the `TF_CONFIG`
+  environment variable describes; every worker runs the same command.
+
+Every strategy sees the same global batches in the same order (the batch order depends only
+on the seed); each replica trains on its slice of the global batch, and the gradients of all
+replicas are summed before they are clipped and applied, so a step changes the weights as
+the same step on one device does.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+STRATEGIES = ("default", "mirrored", "multi_worker")
+
+
+class StrategyError(ValueError):
+    """A strategy that cannot be set up as asked."""
+
+
+def make_strategy(name: str = "default", cpu_devices: int | None = None):
+    """Creates the strategy `name`; call it before TensorFlow runs any operation.
+
+    Args:
+        name: one of `STRATEGIES`.
+        cpu_devices: with `mirrored`, split the CPU into this many logical devices and
+            mirror over them (ignoring GPUs); for testing without GPUs.
+    """
+    if name not in STRATEGIES:
+        raise StrategyError(f"unknown strategy {name!r}; choose one of {list(STRATEGIES)}")
+    if cpu_devices is not None and name != "mirrored":
+        raise StrategyError("cpu_devices applies to the mirrored strategy only")
+    import tensorflow as tf
+
+    if name == "default":
+        return tf.distribute.get_strategy()
+    if name == "mirrored":
+        if cpu_devices is None:
+            return tf.distribute.MirroredStrategy()
+        if cpu_devices < 1:
+            raise StrategyError(f"cpu_devices must be >= 1, got {cpu_devices}")
+        cpu = tf.config.list_physical_devices("CPU")[0]
+        try:
+            tf.config.set_logical_device_configuration(
+                cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(cpu_devices)])
+        except RuntimeError as error:
+            raise StrategyError("cpu_devices must be set before TensorFlow is initialised "
+                                f"(create the strategy first): {error}") from error
+        devices = [device.name for device in tf.config.list_logical_devices("CPU")]
+        return tf.distribute.MirroredStrategy(devices[:cpu_devices])
+    _tf_config()
+    return tf.distribute.MultiWorkerMirroredStrategy(
+        cluster_resolver=tf.distribute.cluster_resolver.TFConfigClusterResolver())
+
+
+def _tf_config() -> dict:
+    """The parsed, checked TF_CONFIG of this worker."""
+    raw = os.environ.get("TF_CONFIG")
+    if not raw:
+        raise StrategyError(
+            "the multi_worker strategy needs the TF_CONFIG environment variable, e.g. "
+            "TF_CONFIG='{\"cluster\": {\"worker\": [\"host1:12345\", \"host2:12345\"]}, "
+            "\"task\": {\"type\": \"worker\", \"index\": 0}}' on the first worker")
+    try:
+        config = json.loads(raw)
+        workers = config["cluster"]["worker"]
+        task = config["task"]
+        index = int(task["index"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise StrategyError(f"TF_CONFIG is not a valid cluster description ({error!r}): "
+                            f"{raw}") from error
+    if task.get("type") != "worker" or not 0 <= index < len(workers):
+        raise StrategyError(f"TF_CONFIG task must be a worker with an index in "
+                            f"[0, {len(workers)}), got {task}")
+    return config
+
+
+def worker_index(strategy) -> int:
+    """This process's worker index: 0 for the chief and for single-process strategies."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return 0
+    return int(resolver.task_id) if resolver.task_type == "worker" else 0
+
+
+def is_chief(strategy) -> bool:
+    """Whether this process writes the run's files (the only one that does)."""
+    return worker_index(strategy) == 0
+
+
+def wait_for_workers(strategy):
+    """Blocks until every worker of a multi-worker strategy has called it (a no-op otherwise).
+
+    The chief calls it after evaluating and the other workers after training, so that no
+    worker leaves the cluster while another still runs (which TensorFlow reports as a crash).
+    """
+    import tensorflow as tf
+
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        tf.function(lambda: strategy.reduce(
+            tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), axis=None))()
