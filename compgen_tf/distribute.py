@@ -106,3 +106,37 @@ def wait_for_workers(strategy):
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         tf.function(lambda: strategy.reduce(
             tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), axis=None))()
+
+
+# Far apart, so that replicas' streams (the state's second word counts up by one per draw)
+# never meet within a run.
+_REPLICA_SEED_STRIDE = 1 << 24
+
+
+def separate_dropout_streams(strategy, model, restored: bool):
+    """Gives every replica its own stream of dropout masks.
+
+    Keras layers draw dropout masks from a seed state that a strategy mirrors like any
+    variable, so every replica would draw the same masks: the i-th rows of all replicas'
+    slices would share their dropout, which one device never does. This offsets each
+    replica's copy of every seed state by its replica id. A checkpoint stores one copy (a
+    worker's first): call it again after restoring, with `restored=True`.
+    """
+    if strategy.num_replicas_in_sync == 1:
+        return
+    local = list(strategy.extended.worker_devices)
+    first_global_id = worker_index(strategy) * len(local)
+    for variable in model.non_trainable_variables:
+        if "seed_generator_state" not in variable.path:
+            continue
+        copies = list(getattr(variable.value, "values", [variable.value]))
+        first = copies[0].read_value()
+        for local_id, copy in enumerate(copies):
+            replica = local_id if restored else first_global_id + local_id
+            copy.assign(first + _offset(replica, first.dtype))
+
+
+def _offset(replica: int, dtype):
+    import tensorflow as tf
+
+    return tf.constant([0, replica * _REPLICA_SEED_STRIDE], dtype)

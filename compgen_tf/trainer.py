@@ -12,6 +12,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.data import EncodedSplit, epoch_batches, gather_batch
+from compgen_tf.distribute import separate_dropout_streams
 from compgen_tf.evaluation import evaluate_split
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
@@ -173,6 +174,7 @@ class Trainer:
     def fit(self) -> dict:
         """Trains until `max_steps`, early stopping or `stop_at_accuracy`; returns a summary."""
         resumed = self.restore()
+        separate_dropout_streams(self.strategy, self.model, restored=resumed)
         p, s = self.progress, self.settings
         writer = tf.summary.create_file_writer(str(self.run_dir / "logs"))
         if resumed and self.verbose:

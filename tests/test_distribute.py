@@ -165,3 +165,39 @@ def test_train_reports_a_bad_strategy_setting_and_exits_2(tmp_path):
     assert code == 2
     assert "error: the multi_worker strategy needs the TF_CONFIG" in output
     assert not (tmp_path / "run").exists()
+
+
+DROPOUT_STREAMS = """
+import json, sys
+import tensorflow as tf
+from compgen_tf.distribute import make_strategy, separate_dropout_streams
+strategy = make_strategy("mirrored", cpu_devices=2)
+import keras
+with strategy.scope():
+    model = keras.Sequential([keras.Input((64,)), keras.layers.Dropout(0.5)])
+draw = tf.function(lambda: strategy.run(lambda: model(tf.ones([1, 64]), training=True)))
+masks = lambda: [(v.numpy() > 0).astype(int).ravel().tolist() for v in draw().values]
+result = {"shared": masks()}
+separate_dropout_streams(strategy, model, restored=False)
+result["separate"] = masks()
+checkpoint = tf.train.Checkpoint(states=[v.value for v in model.non_trainable_variables])
+path = checkpoint.save(sys.argv[1])
+result["continued"] = [masks(), masks()]
+checkpoint.restore(path)
+separate_dropout_streams(strategy, model, restored=True)
+result["resumed"] = [masks(), masks()]
+print(json.dumps(result))
+"""
+
+
+def test_replicas_draw_their_own_dropout_masks_also_after_a_restore(tmp_path):
+    completed = subprocess.run([sys.executable, "-c", DROPOUT_STREAMS, str(tmp_path / "ckpt")],
+                               cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    first, second = result["shared"]
+    assert first == second  # what Keras does under a strategy on its own
+    first, second = result["separate"]
+    assert first != second
+    assert result["resumed"] == result["continued"]
+    assert result["continued"][0][0] != result["continued"][0][1]
