@@ -200,3 +200,28 @@ def test_layers_save_and_load_in_a_keras_model(tmp_path):
                                ids_transform(symmetry.input_action.on_vocabulary(SOURCE)),
                                scores_transform(symmetry.output_action.on_vocabulary(TARGET)))
     assert error < TOLERANCE
+
+
+def test_a_precomputed_matrix_gives_exactly_the_layers_own_result():
+    """Recurrences gather each filter once per sequence and pass the matrix to every step."""
+    symmetry = Symmetry.for_scan("verb")
+    keras.utils.set_random_seed(3)
+    features = random_features(5, 4, 6)
+    conv = GroupConv(symmetry, filters=3)
+    with pytest.raises(ValueError, match=r"call the layer once"):
+        conv.convolution_matrix()
+    own = conv(features)
+    np.testing.assert_array_equal(conv(features, conv.convolution_matrix()), own)
+
+    decode = GDecode(symmetry, TARGET)
+    own = decode(features)
+    np.testing.assert_array_equal(decode(features, decode.decoding_matrix()), own)
+
+    cell = GLSTMCell(symmetry, units=2)
+    flat = features.reshape(5, 24)
+    states = [random_features(5, 8, seed=1), random_features(5, 8, seed=2)]
+    own_output, own_states = cell(flat, states)
+    output, new_states = cell(flat, states, matrix=cell.convolution_matrix())
+    np.testing.assert_array_equal(output, own_output)
+    for state, own_state in zip(new_states, own_states):
+        np.testing.assert_array_equal(state, own_state)

@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.groups import Symmetry
-from compgen_tf.layers.group_conv import group_features_matmul
+from compgen_tf.layers.group_conv import _require_built, group_features_matmul
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -30,6 +30,8 @@ class GDecode(keras.layers.Layer):
 
     Call arguments:
         features: (..., |G|, K) float tensor phi.
+        matrix: optional, `decoding_matrix()` computed once per sequence (see
+            `GroupConv`).
 
     Returns:
         (..., len(vocabulary)) logits.
@@ -70,11 +72,17 @@ class GDecode(keras.layers.Layer):
                                            initializer="zeros")
                            if self.use_bias else None)
 
-    def call(self, features):
+    def decoding_matrix(self):
+        """The (|G|·K, |V'|) matrix that `call` multiplies the flat features by."""
+        _require_built(self, "decoding_matrix")
         order, channels = self.symmetry.group.order, self.kernel.shape[1]
-        # [h, w, k] = psi_k(h^-1 w) -> the (|G|·K, |V'|) matrix of one contraction.
+        # [h, w, k] = psi_k(h^-1 w) -> the matrix of one contraction.
         blocks = tf.gather(self.kernel, self._inverse_images)
-        matrix = tf.reshape(tf.transpose(blocks, [0, 2, 1]), [order * channels, -1])
+        return tf.reshape(tf.transpose(blocks, [0, 2, 1]), [order * channels, -1])
+
+    def call(self, features, matrix=None):
+        if matrix is None:
+            matrix = self.decoding_matrix()
         logits = group_features_matmul(features, matrix)
         if self.use_bias:
             logits += tf.gather(self.orbit_bias, self._orbits)

@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.groups import Symmetry
-from compgen_tf.layers.group_conv import group_conv_matrix
+from compgen_tf.layers.group_conv import _require_built, group_conv_matrix
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -31,6 +31,9 @@ class GLSTMCell(keras.layers.Layer):
     Call arguments:
         inputs: (batch, |G|·K_in) flat features (reshape (batch, |G|, K_in) first).
         states: [h, c], each (batch, |G|·units).
+        matrix: optional, `convolution_matrix()` computed once per sequence by a caller
+            that runs the recurrence itself (`keras.layers.RNN` does not pass it, and
+            the cell then gathers its filters at every step).
 
     Returns:
         (h', [h', c']).
@@ -84,12 +87,18 @@ class GLSTMCell(keras.layers.Layer):
         self.bias = self.add_weight(name="bias", shape=(4 * units,),
                                     initializer=keras.initializers.Constant(bias))
 
-    def call(self, inputs, states, training=False):
+    def convolution_matrix(self):
+        """The input and recurrent convolution matrices, stacked: [x; h] (flat) times it
+        gives all four gates in one matmul."""
+        _require_built(self, "convolution_matrix")
+        return tf.concat([group_conv_matrix(self.kernel, self._division),
+                          group_conv_matrix(self.recurrent_kernel, self._division)], 0)
+
+    def call(self, inputs, states, training=False, matrix=None):
         h, c = states
         batch = tf.shape(inputs)[0]
-        # One matmul: [x; h] (flat, group-major) against the two stacked convolution matrices.
-        matrix = tf.concat([group_conv_matrix(self.kernel, self._division),
-                            group_conv_matrix(self.recurrent_kernel, self._division)], 0)
+        if matrix is None:
+            matrix = self.convolution_matrix()
         z = tf.reshape(tf.matmul(tf.concat([inputs, h], -1), matrix),
                        [batch, self.order, 4 * self.units])
         z = z + self.bias

@@ -28,6 +28,12 @@ def group_features_matmul(features, matrix):
     return tf.matmul(flat, matrix) if flat.shape.rank == 2 else tf.tensordot(flat, matrix, 1)
 
 
+def _require_built(layer, method: str):
+    if not layer.built:
+        raise ValueError(f"{layer.__class__.__name__}.{method}() needs the layer's weights: "
+                         "call the layer once (or build() it) first")
+
+
 def symmetry_config(symmetry) -> dict:
     return Symmetry.from_config(symmetry).get_config()
 
@@ -51,6 +57,9 @@ class GroupConv(keras.layers.Layer):
 
     Call arguments:
         features: (..., |G|, K) float tensor.
+        matrix: optional, `convolution_matrix()` computed once: a recurrence that applies
+            the layer at every time step passes it, so that the filter is gathered once
+            per sequence rather than once per step.
 
     Returns:
         (..., |G|, filters).
@@ -92,8 +101,14 @@ class GroupConv(keras.layers.Layer):
                                      initializer=self.bias_initializer)
                      if self.use_bias else None)
 
-    def call(self, features):
-        matrix = group_conv_matrix(self.kernel, self._division)
+    def convolution_matrix(self):
+        """The (|G|·K, |G|·filters) matrix that `call` multiplies the flat features by."""
+        _require_built(self, "convolution_matrix")
+        return group_conv_matrix(self.kernel, self._division)
+
+    def call(self, features, matrix=None):
+        if matrix is None:
+            matrix = self.convolution_matrix()
         out = group_features_matmul(features, matrix)
         out = tf.reshape(out, tf.concat([tf.shape(features)[:-2], [self.order, -1]], 0))
         return out + self.bias if self.use_bias else out

@@ -77,7 +77,13 @@ class AttentionSeq2Seq(Seq2SeqModel):
         state = [tf.concat([fw_h, bw_h], -1), tf.concat([fw_c, bw_c], -1)]
         return outputs, mask, state
 
-    def decoder_step(self, previous_ids, state, encoder_outputs, mask, training=False):
+    def decoder_constants(self):
+        """Tensors that every decoding step uses and none changes, computed once per sequence
+        (before the decoding loop) and passed to `decoder_step`; none here."""
+        return ()
+
+    def decoder_step(self, previous_ids, state, encoder_outputs, mask, training=False,
+                     constants=()):
         """One decoding step → (logits (B, V), new state, attention weights (B, S))."""
         embedded = self.dropout(self.target_embedding(previous_ids), training=training)
         hidden, state = self.decoder_cell(embedded, state, training=training)
@@ -92,6 +98,7 @@ class AttentionSeq2Seq(Seq2SeqModel):
     def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
                        seed=None):
         encoder_outputs, mask, state = self.encode(source_ids, training=training)
+        constants = self.decoder_constants()
         batch = tf.shape(target_ids)[0]
         steps = tf.shape(target_ids)[1]
         if seed is None:
@@ -101,7 +108,8 @@ class AttentionSeq2Seq(Seq2SeqModel):
         target_by_time = tf.transpose(target_ids)
 
         def body(t, previous, state, logits_array):
-            logits, state, _ = self.decoder_step(previous, state, encoder_outputs, mask, training)
+            logits, state, _ = self.decoder_step(previous, state, encoder_outputs, mask, training,
+                                                 constants)
             predicted = tf.argmax(logits, axis=-1, output_type=tf.int32)
             following = tf.where(teacher_forced, target_by_time[t], predicted)
             return t + 1, following, state, logits_array.write(t, logits)
@@ -116,11 +124,13 @@ class AttentionSeq2Seq(Seq2SeqModel):
     def greedy_decode_with_attention(self, source_ids, max_length=None):
         max_length = max_length or self.max_output_length
         encoder_outputs, mask, state = self.encode(source_ids)
+        constants = self.decoder_constants()
         batch = tf.shape(source_ids)[0]
         positions = tf.range(max_length)
 
         def body(t, previous, state, finished, output_ids, attention):
-            logits, state, weights = self.decoder_step(previous, state, encoder_outputs, mask)
+            logits, state, weights = self.decoder_step(previous, state, encoder_outputs, mask,
+                                                       constants=constants)
             token = tf.argmax(logits, axis=-1, output_type=tf.int32)
             token = tf.where(finished, PAD_ID, token)
             at_t = tf.equal(positions, t)[None, :]
