@@ -220,8 +220,7 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
                              f"another --output or delete it (differences: "
                              f"{config_differences(previous, resolved)})")
         if metrics_file.exists():
-            if verbose:
-                print(f"{run_dir} is finished: not trained again")
+            print(f"{run_dir} is finished: not trained again")
             return json.loads(metrics_file.read_text())
     run_dir.mkdir(parents=True, exist_ok=True)
     config_file.write_text(json.dumps(resolved, indent=2) + "\n")
@@ -311,8 +310,12 @@ def train_from_cli(args, command: str) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     run_dir = args.output or default_run_dir(args.model, args.task, args.seed)
-    metrics = train_toy_run(config, run_dir, seed=args.seed, verbose=0 if args.quiet else 1,
-                            command=command)
+    try:
+        metrics = train_toy_run(config, run_dir, seed=args.seed,
+                                verbose=0 if args.quiet else 1, command=command)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     summary = ", ".join(f"{split} {value:.4f}" for split, value in metrics["accuracy"].items())
     print(f"run {run_dir}: accuracy {summary} ({metrics['steps']} steps, "
           f"{metrics['wall_time_s']} s)")
