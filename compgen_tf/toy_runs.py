@@ -230,7 +230,7 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     model = build_model(config["model"], task, config["model_args"])
     model.compile(optimizer=keras.optimizers.Adam(training.get("learning_rate", 1e-3),
                                                   global_clipnorm=training.get("clip_norm")),
-                  loss=model.loss)
+                  loss=model.loss, jit_compile=training.get("jit_compile", False))
     inputs, targets, weights = data["fit"]
     tensors = (inputs, targets) if weights is None else (inputs, targets, weights)
     batch_size = training.get("batch_size", 64)
