@@ -53,9 +53,10 @@ PAPERS = {
     "symmetry": (
         "Symmetry and systematicity (anonymous, under review)",
         "Not SCAN exact match: accuracy on the toy tasks (Tables 1 and 2) and the proportion of "
-        "symbols after the central 'o' predicted correctly (Table 3, palindromes; the paper "
-        "heads the depth column 'N_A > 2' but its text tests strings with more than 4 `a`s, "
-        "as we do). Composition and palindromes use our own optimiser and training length "
+        "symbols after the central 'o' predicted correctly (Table 3, palindromes; the depth "
+        "column 'N_A > 2' is the paper's test on strings with more than 4 `a` tokens, i.e. "
+        "more than 2 nested `A`s). Composition and palindromes use our own optimiser and "
+        "training length "
         "(the paper gives none): see configs/<model>/<task>.json."),
 }
 
