@@ -8,7 +8,7 @@
 |---|---|---|
 | `symbol_convolution` | `rule_learning`, `composition` | width-1 convolutions over symbols |
 | `mlp_baseline` | `rule_learning`, `composition` | multi-layer perceptron |
-| `recurrent_baseline` | `rule_learning`, `composition` | recurrent net / recurrent encoder-decoder |
+| `recurrent_baseline` | `rule_learning`, `composition` | recurrent net / encoder-decoder |
 | `stack_lstm` | `palindromes`, `palindromes_depth` | LSTM with `StackLSTMCell` memory |
 | `lstm_baseline` | `palindromes`, `palindromes_depth` | standard LSTM, 100 units |
 
@@ -86,7 +86,8 @@ def task_data(task: str, seed: int, data: dict) -> dict:
     from compgen_tf.models.palindromes import palindrome_arrays
     from tfds_scan import toy_tasks
 
-    fraction, validation_seed = data.get("validation_fraction", 0.1), data.get("validation_seed", 0)
+    fraction = data.get("validation_fraction", 0.1)
+    validation_seed = data.get("validation_seed", 0)
     if task == "rule_learning":
         def encode(part):
             return (toy_tasks.rule_learning_array([s for s, _ in part]),
@@ -176,8 +177,8 @@ class _Selection(keras.callbacks.Callback):
         self.steps_per_epoch = steps_per_epoch
         self.state_file = run_dir / "selection.json"
         self.state = (json.loads(self.state_file.read_text()) if self.state_file.exists() else
-                      {"best_accuracy": -1.0, "best_loss": math.inf, "best_step": 0, "since_best": 0, "elapsed_s": 0.0,
-                       "steps": 0})
+                      {"best_accuracy": -1.0, "best_loss": math.inf, "best_step": 0,
+                       "since_best": 0, "elapsed_s": 0.0, "steps": 0})
 
     def on_epoch_begin(self, epoch, logs=None):
         self.started = time.perf_counter()
@@ -208,7 +209,10 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
                   command: str = "", data: dict | None = None) -> dict:
     """Trains `config["model"]` on `config["task"]` into `run_dir`; returns its metrics.
 
-    A finished run is returned as it is; an interrupted one resumes from `run_dir/backup`.
+    Training runs in chunks of `eval_every` steps (`max_steps` rounded up to a whole chunk),
+    each followed by a validation. A finished run is returned as it is; an interrupted one
+    resumes from `run_dir/backup` at the last finished chunk (its data order restarts).
+    `data` (from `task_data`) saves regenerating the datasets.
     """
     run_dir = Path(run_dir)
     resolved = dict(config, seed=seed)

@@ -1,4 +1,4 @@
-"""The composition task of "Symmetry and systematicity": a recurrent-convolutional model and baselines.
+"""Composition ("Symmetry and systematicity"): a recurrent-convolutional model and baselines.
 
 Commands are two words (`jump four`), targets a fixed number of decoding steps,
 each one of `positions` classes: the 10 actions and a padding class that ends
