@@ -94,7 +94,8 @@ def task_data(task: str, seed: int, data: dict) -> dict:
                     np.array([label for _, label in part], np.int32), None)
         splits = toy_tasks.rule_learning()
         fit, validation = _carve(splits["train"], fraction, seed, validation_seed)
-        return {"fit": encode(fit), "validation": encode(validation), "test": encode(splits["test"])}
+        return {"fit": encode(fit), "validation": encode(validation),
+                "test": encode(splits["test"])}
     if task == "composition":
         splits = toy_tasks.composition(seed)
         fit, validation = _carve(splits["train"], fraction, seed, validation_seed)
