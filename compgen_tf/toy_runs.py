@@ -358,6 +358,9 @@ def main(argv=None) -> int:
     parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default: 5)")
     parser.add_argument("--runs-dir", default="runs", help="parent of the run directories")
     parser.add_argument("--results-dir", default=str(RESULTS_DIR))
+    parser.add_argument("--variant", help="name of a variant configuration (pass it with "
+                        "--config or --set): runs go to TASK_VARIANT/, results to "
+                        "NAME_VARIANT.json")
     args = parser.parse_args(argv)
     command = "python -m compgen_tf.toy_runs " + shlex.join(sys.argv[1:] if argv is None else argv)
     if args.model not in MODEL_TASKS:
@@ -369,12 +372,14 @@ def main(argv=None) -> int:
         return 2
     metrics_list = []
     for seed in range(args.seeds):
-        run_dir = Path(args.runs_dir) / args.model / args.task / f"seed{seed}"
+        task_dir = f"{args.task}_{args.variant}" if args.variant else args.task
+        run_dir = Path(args.runs_dir) / args.model / task_dir / f"seed{seed}"
         metrics = train_toy_run(config, run_dir, seed=seed, verbose=0 if args.quiet else 1,
                                 command=command)
         metrics_list.append(metrics)
         print(f"seed {seed}: {metrics['accuracy']} ({metrics['wall_time_s']} s)", flush=True)
     for name, records in results_records(metrics_list, args.task).items():
+        name = f"{name}_{args.variant}" if args.variant else name
         path = write_results(args.model, args.task, command, records, package_versions(),
                              name=name, results_dir=Path(args.results_dir),
                              config=config)

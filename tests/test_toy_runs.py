@@ -85,3 +85,9 @@ def test_reproduce_writes_results_per_test_split(tmp_path):
         assert [r["seed"] for r in document["runs"]] == [0, 1]
         assert document["summary"]["n"] == 2 and "test_sequence_accuracy" in document["runs"][0]
     assert (tmp_path / "runs" / "lstm_baseline" / "palindromes" / "seed1" / "metrics.json").exists()
+    # A variant configuration gets its own run directories and results files.
+    variant = ["--variant", "lr3", "--set", "training.learning_rate=0.003"]
+    assert toy_runs.main(argv[:4] + ["--seeds", "1"] + argv[6:] + variant) == 0
+    assert (tmp_path / "runs" / "lstm_baseline" / "palindromes_lr3" / "seed0").exists()
+    assert load_results(tmp_path / "results" / "lstm_baseline" / "palindromes_long_lr3.json")[
+        "config"]["training"]["learning_rate"] == 0.003
