@@ -77,7 +77,7 @@ def test_cli_errors(argv, message, capsys):
 def test_reproduce_writes_results_per_test_split(tmp_path):
     argv = ["--model", "lstm_baseline", "--task", "palindromes", "--seeds", "2",
             "--steps", "4", "--set", "training.eval_every=2", "--set", "data.train_size=120",
-            "--set", "data.test_size=12", "--quiet", "--runs-dir", str(tmp_path / "runs"),
+            "--set", "data.test_size=12", "--set", "training.jit_compile=false", "--quiet", "--runs-dir", str(tmp_path / "runs"),
             "--results-dir", str(tmp_path / "results")]
     assert toy_runs.main(argv) == 0
     for name in ("palindromes_in_domain", "palindromes_long"):
