@@ -22,7 +22,9 @@ TRAINING_KEYS = {
     "stop_at_accuracy": float, "checkpoint_every": int, "learning_rate_decay_steps": int,
     "learning_rate_decay_factor": float, "jit_compile": bool,
 }
-DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int}
+DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
+             # toy tasks (compgen_tf.toy_runs): sizes of the generated sets
+             "train_size": int, "test_size": int}
 SECTIONS = ("model_args", "training", "data")
 
 

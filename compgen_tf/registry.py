@@ -16,7 +16,11 @@ MODELS = {
 # Models that train on a toy or episodic task instead of a SCAN split: model name -> the module
 # whose `train_from_cli(args, command) -> int` handles `python -m compgen_tf.train --model NAME
 # --task TASK` (same run-directory layout: config.json, metrics.json, resumable checkpoints).
-TASK_MODELS: dict[str, str] = {}
+TASK_MODELS: dict[str, str] = {
+    # "Symmetry and systematicity": rule learning, composition and palindromes.
+    name: "compgen_tf.toy_runs" for name in (
+        "symbol_convolution", "mlp_baseline", "recurrent_baseline", "stack_lstm", "lstm_baseline")
+}
 
 
 def model_class(name: str):

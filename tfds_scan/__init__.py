@@ -11,6 +11,9 @@ Example:
 from tfds_scan.grammar import all_commands, interpret
 from tfds_scan.loader import default_data_dir, load
 from tfds_scan.offline_scan import OfflineScan
+from tfds_scan.toy_composition import ToyComposition
+from tfds_scan.toy_palindromes import ToyPalindromes
+from tfds_scan.toy_rule_learning import ToyRuleLearning
 from tfds_scan.splits import (
     CONFIG_NAMES,
     OFFICIAL_FILES,
@@ -25,6 +28,9 @@ __all__ = [
     "OFFICIAL_FILES",
     "SPLIT_NAMES",
     "OfflineScan",
+    "ToyComposition",
+    "ToyPalindromes",
+    "ToyRuleLearning",
     "all_commands",
     "default_data_dir",
     "interpret",

@@ -1,0 +1,392 @@
+"""Training runs on the toy tasks of "Symmetry and systematicity", through `compgen_tf.train`.
+
+`python -m compgen_tf.train --model MODEL --task TASK [--seed N]` trains one run into
+`runs/MODEL/TASK/seedN` (`config.json`, `best_model.keras`, `history.jsonl`,
+`metrics.json`); the hyperparameters come from `configs/MODEL/TASK.json`.
+
+| model | tasks | what |
+|---|---|---|
+| `symbol_convolution` | `rule_learning`, `composition` | width-1 convolutions over symbols |
+| `mlp_baseline` | `rule_learning`, `composition` | multi-layer perceptron |
+| `recurrent_baseline` | `rule_learning`, `composition` | recurrent net / encoder-decoder |
+| `stack_lstm` | `palindromes`, `palindromes_depth` | LSTM with `StackLSTMCell` memory |
+| `lstm_baseline` | `palindromes`, `palindromes_depth` | standard LSTM, 100 units |
+
+`palindromes` trains on strings of lengths 15-25 and is tested on unseen strings
+of those lengths (`test`, the paper's in-domain test) and on lengths 29-37
+(`long`); `palindromes_depth` trains without strings of more than 4 `a`s and is
+tested on strings with more (`depth_test`). Validation sets are carved from the
+training data and select the saved model; test sets are scored once, at the end.
+
+A run interrupted mid-training resumes from `backup/` when the same command is
+run again; a finished run (its `metrics.json` written) is not trained again.
+
+`python -m compgen_tf.toy_runs --model MODEL --task TASK --seeds 5` trains the
+missing seeds and writes `results/MODEL/<name>.json` (`compgen_tf.results`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+from compgen_tf.config import config_differences
+from compgen_tf.versions import package_versions
+
+MODEL_TASKS = {
+    "symbol_convolution": ("rule_learning", "composition"),
+    "mlp_baseline": ("rule_learning", "composition"),
+    "recurrent_baseline": ("rule_learning", "composition"),
+    "stack_lstm": ("palindromes", "palindromes_depth"),
+    "lstm_baseline": ("palindromes", "palindromes_depth"),
+}
+ARCHITECTURE = {"symbol_convolution": "convolution", "mlp_baseline": "mlp",
+                "recurrent_baseline": "recurrent", "stack_lstm": "stack", "lstm_baseline": "lstm"}
+# Test splits of each task, and the results file each one is reported in.
+TEST_SPLITS = {"rule_learning": {"test": "rule_learning"},
+               "composition": {"test": "composition"},
+               "palindromes": {"test": "palindromes_in_domain", "long": "palindromes_long"},
+               "palindromes_depth": {"depth_test": "palindromes_deep"}}
+BEST_MODEL = "best_model.keras"
+
+
+# ------------------------------------------------------------------------- data
+
+def _carve(items, fraction: float, seed: int, validation_seed: int):
+    """(fit, validation): a `fraction` of `items` drawn by (validation_seed, seed)."""
+    order = np.random.default_rng([validation_seed, seed]).permutation(len(items))
+    count = max(1, round(fraction * len(items)))
+    return [items[i] for i in order[count:]], [items[i] for i in order[:count]]
+
+
+def composition_arrays(pairs):
+    """(source ids (n, 2), target ids (n, 11), None): targets are action ids, then padding (10)."""
+    from tfds_scan import toy_tasks
+
+    words = toy_tasks.COMMANDS + toy_tasks.MODIFIERS
+    actions = tuple(c.upper() for c in toy_tasks.COMMANDS)
+    pad = len(actions)
+    source = np.array([[words.index(w) for w in command.split()] for command, _ in pairs],
+                      np.int32)
+    target = np.full((len(pairs), len(toy_tasks.MODIFIERS) + 1), pad, np.int32)
+    for i, (_, output) in enumerate(pairs):
+        target[i, :len(output.split())] = [actions.index(a) for a in output.split()]
+    return source, target, None
+
+
+def task_data(task: str, seed: int, data: dict) -> dict:
+    """{"fit", "validation", <test splits>}: (inputs, targets, sample weights or None)."""
+    from compgen_tf.models.palindromes import palindrome_arrays
+    from tfds_scan import toy_tasks
+
+    fraction = data.get("validation_fraction", 0.1)
+    validation_seed = data.get("validation_seed", 0)
+    if task == "rule_learning":
+        def encode(part):
+            return (toy_tasks.rule_learning_array([s for s, _ in part]),
+                    np.array([label for _, label in part], np.int32), None)
+        splits = toy_tasks.rule_learning()
+        fit, validation = _carve(splits["train"], fraction, seed, validation_seed)
+        return {"fit": encode(fit), "validation": encode(validation),
+                "test": encode(splits["test"])}
+    if task == "composition":
+        splits = toy_tasks.composition(seed)
+        fit, validation = _carve(splits["train"], fraction, seed, validation_seed)
+        return {"fit": composition_arrays(fit), "validation": composition_arrays(validation),
+                "test": composition_arrays(splits["test"])}
+    if task in ("palindromes", "palindromes_depth"):
+        splits = toy_tasks.palindromes(seed, train_size=data.get("train_size", 100_000),
+                                       test_size=data.get("test_size", 1_000))
+        train = splits["train" if task == "palindromes" else "depth_train"]
+        fit, validation = _carve(train, fraction, seed, validation_seed)
+        out = {"fit": palindrome_arrays(fit), "validation": palindrome_arrays(validation)}
+        out.update({name: palindrome_arrays(splits[name]) for name in TEST_SPLITS[task]})
+        return out
+    raise ValueError(f"unknown task {task!r}")
+
+
+def score(task: str, model, arrays, batch_size: int = 1000) -> dict:
+    """{"accuracy": ...} of `model` on `arrays`; palindromes add "sequence_accuracy".
+
+    rule learning: the share of sentences classified right; composition: exact
+    match of the whole output; palindromes: the share of symbols after the centre
+    predicted right (the paper's measure), and the share of strings whose every
+    symbol after the centre is right. "loss" is the mean cross-entropy of the same
+    predictions (without regularisation), the tie-breaker of model selection.
+    """
+    inputs, targets, weights = arrays
+    outputs = model.predict(inputs, batch_size=batch_size, verbose=0).astype(np.float64)
+    # Rule-learning models output probabilities, the others logits.
+    log_p = (np.log(np.maximum(outputs, 1e-12)) if task == "rule_learning" else
+             outputs - np.log(np.exp(outputs - outputs.max(-1, keepdims=True)).sum(
+                 -1, keepdims=True)) - outputs.max(-1, keepdims=True))
+    nll = -np.take_along_axis(log_p, targets[..., None], axis=-1)[..., 0]
+    right = outputs.argmax(-1) == targets
+    if task == "rule_learning":
+        return {"accuracy": float(right.mean()), "loss": float(nll.mean())}
+    if task == "composition":
+        return {"accuracy": float(right.all(axis=1).mean()), "loss": float(nll.mean())}
+    return {"accuracy": float((right * weights).sum() / weights.sum()),
+            "sequence_accuracy": float((right | (weights == 0)).all(axis=1).mean()),
+            "loss": float((nll * weights).sum() / weights.sum())}
+
+
+# ----------------------------------------------------------------------- models
+
+def build_model(model_name: str, task: str, model_args: dict) -> keras.Model:
+    """The (compiled) model `model_name` for `task`; bad arguments give a clear error."""
+    if task not in MODEL_TASKS.get(model_name, ()):
+        raise ValueError(f"model {model_name!r} does not train on task {task!r}; "
+                         f"its tasks: {MODEL_TASKS.get(model_name)}")
+    architecture = ARCHITECTURE[model_name]
+    try:
+        if task == "rule_learning":
+            from compgen_tf.models.rule_learning import build_rule_learning_model
+            return build_rule_learning_model(architecture, **model_args)
+        if task == "composition":
+            from compgen_tf.models.composition import build_composition_model
+            return build_composition_model(architecture, **model_args)
+        from compgen_tf.models.palindromes import build_palindrome_model
+        return build_palindrome_model(architecture, **model_args)
+    except TypeError as error:
+        raise ValueError(f"bad model_args for {model_name!r} on {task!r}: {error}") from error
+
+
+# --------------------------------------------------------------------- training
+
+class _Selection(keras.callbacks.Callback):
+    """Scores the validation split every `eval_every` steps, keeps the best model, stops early.
+
+    Best: the highest validation accuracy, ties broken by the lower validation loss.
+
+    Its state (best accuracy, patience, elapsed time) lives in `selection.json` so that a
+    resumed run continues where it stopped.
+    """
+
+    def __init__(self, task, validation, run_dir: Path, training: dict, steps_per_epoch: int):
+        super().__init__()
+        self.task, self.validation, self.run_dir = task, validation, run_dir
+        self.patience = training.get("patience", 10)
+        self.stop_at = training.get("stop_at_accuracy", 1.01)
+        self.steps_per_epoch = steps_per_epoch
+        self.state_file = run_dir / "selection.json"
+        self.state = (json.loads(self.state_file.read_text()) if self.state_file.exists() else
+                      {"best_accuracy": -1.0, "best_loss": math.inf, "best_step": 0,
+                       "since_best": 0, "elapsed_s": 0.0, "steps": 0})
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.started = time.perf_counter()
+
+    def on_epoch_end(self, epoch, logs=None):
+        step = (epoch + 1) * self.steps_per_epoch
+        scores = score(self.task, self.model, self.validation)
+        accuracy, loss = scores["accuracy"], scores["loss"]
+        state = self.state
+        state["elapsed_s"] += time.perf_counter() - self.started
+        state["steps"] = step
+        if (accuracy > state["best_accuracy"] or (accuracy == state["best_accuracy"]
+                                                  and loss < state["best_loss"])):
+            state.update(best_accuracy=accuracy, best_loss=loss, best_step=step, since_best=0)
+            self.model.save(self.run_dir / BEST_MODEL)
+        else:
+            state["since_best"] += 1
+        if accuracy >= self.stop_at or state["since_best"] >= self.patience:
+            self.model.stop_training = True
+        with open(self.run_dir / "history.jsonl", "a") as history:
+            history.write(json.dumps({"step": step, "loss": round(float(logs.get("loss", 0)), 5),
+                                      "val_accuracy": accuracy, "val_loss": round(loss, 5),
+                                      "elapsed_s": round(state["elapsed_s"], 1)}) + "\n")
+        self.state_file.write_text(json.dumps(state) + "\n")
+
+
+def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
+                  command: str = "", data: dict | None = None) -> dict:
+    """Trains `config["model"]` on `config["task"]` into `run_dir`; returns its metrics.
+
+    Training runs in chunks of `eval_every` steps (`max_steps` rounded up to a whole chunk),
+    each followed by a validation. A finished run is returned as it is; an interrupted one
+    resumes from `run_dir/backup` at the last finished chunk (its data order restarts).
+    `data` (from `task_data`) saves regenerating the datasets.
+    """
+    run_dir = Path(run_dir)
+    resolved = dict(config, seed=seed)
+    config_file, metrics_file = run_dir / "config.json", run_dir / "metrics.json"
+    if config_file.exists():
+        previous = json.loads(config_file.read_text())
+        if previous != resolved:
+            raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
+                             f"another --output or delete it (differences: "
+                             f"{config_differences(previous, resolved)})")
+        if metrics_file.exists():
+            print(f"{run_dir} is finished: not trained again")
+            return json.loads(metrics_file.read_text())
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+    task, training = config["task"], config["training"]
+    data = data or task_data(task, seed, config["data"])
+    keras.utils.set_random_seed(seed)
+    model = build_model(config["model"], task, config["model_args"])
+    model.compile(optimizer=keras.optimizers.Adam(training.get("learning_rate", 1e-3),
+                                                  global_clipnorm=training.get("clip_norm")),
+                  loss=model.loss, jit_compile=training.get("jit_compile", False))
+    inputs, targets, weights = data["fit"]
+    tensors = (inputs, targets) if weights is None else (inputs, targets, weights)
+    batch_size = training.get("batch_size", 64)
+    dataset = (tf.data.Dataset.from_tensor_slices(tensors)
+               .shuffle(len(inputs), seed=seed, reshuffle_each_iteration=True)
+               .repeat().batch(batch_size))
+    eval_every = min(training.get("eval_every", 100), training.get("max_steps", 1000))
+    epochs = math.ceil(training.get("max_steps", 1000) / eval_every)
+    selection = _Selection(task, data["validation"], run_dir, training, eval_every)
+    model.fit(dataset, epochs=epochs, steps_per_epoch=eval_every, verbose=verbose, shuffle=False,
+              callbacks=[selection, keras.callbacks.BackupAndRestore(str(run_dir / "backup"))])
+
+    import compgen_tf.models  # noqa: F401  (registers the model classes for loading)
+    best = keras.saving.load_model(run_dir / BEST_MODEL)
+    started = time.perf_counter()
+    accuracy, sequence_accuracy = {}, {}
+    for split in ["validation"] + list(TEST_SPLITS[task]):
+        scores = score(task, best, data[split])
+        accuracy[split] = scores["accuracy"]
+        if "sequence_accuracy" in scores:
+            sequence_accuracy[split] = scores["sequence_accuracy"]
+    state = selection.state
+    metrics = {"model": config["model"], "task": task, "seed": seed, "accuracy": accuracy,
+               "steps": state["steps"], "best_step": state["best_step"],
+               "best_val_accuracy": state["best_accuracy"],
+               "wall_time_s": round(state["elapsed_s"], 1),
+               "evaluation_time_s": round(time.perf_counter() - started, 1),
+               "command": command, "versions": package_versions()}
+    if sequence_accuracy:
+        metrics["sequence_accuracy"] = sequence_accuracy
+    metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+# -------------------------------------------------------------------------- CLI
+
+def default_run_dir(model: str, task: str, seed: int) -> Path:
+    return Path("runs") / model / task / f"seed{seed}"
+
+
+def resolve_config(args) -> dict:
+    """The configuration of `args.model` on `args.task` with the command line's overrides."""
+    if args.task not in MODEL_TASKS[args.model]:
+        raise ConfigError(f"--task must be one of {list(MODEL_TASKS[args.model])} for "
+                          f"{args.model}, got {args.task!r}")
+    config = load_config(args.config or config_path(args.model, args.task))
+    overrides = list(args.set)
+    if args.steps is not None:
+        overrides.append(f"training.max_steps={args.steps}")
+    config = apply_overrides(config, overrides)
+    config.update(model=args.model, task=args.task)
+    config.pop("split", None)
+    if args.epochs is not None:
+        data = config["data"]
+        sizes = {"rule_learning": 32, "composition": 1000}
+        train = sizes.get(args.task, data.get("train_size", 100_000))
+        fit = train - max(1, round(data.get("validation_fraction", 0.1) * train))
+        batch = config["training"].get("batch_size", 64)
+        config["training"]["max_steps"] = max(1, math.ceil(args.epochs * fit / batch))
+    return config
+
+
+def train_from_cli(args, command: str) -> int:
+    """`python -m compgen_tf.train --model MODEL --task TASK`: one run (see the module doc)."""
+    import sys
+
+    if args.split is not None:
+        print(f"error: {args.model} trains on a --task, not a SCAN --split", file=sys.stderr)
+        return 2
+    if args.task is None:
+        print(f"error: {args.model} needs --task, one of {list(MODEL_TASKS[args.model])}",
+              file=sys.stderr)
+        return 2
+    try:
+        config = resolve_config(args)
+    except (ConfigError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    run_dir = args.output or default_run_dir(args.model, args.task, args.seed)
+    try:
+        metrics = train_toy_run(config, run_dir, seed=args.seed,
+                                verbose=0 if args.quiet else 1, command=command)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    summary = ", ".join(f"{split} {value:.4f}" for split, value in metrics["accuracy"].items())
+    print(f"run {run_dir}: accuracy {summary} ({metrics['steps']} steps, "
+          f"{metrics['wall_time_s']} s)")
+    return 0
+
+
+def results_records(metrics_list, task: str) -> dict:
+    """{results name: per-seed records in the `compgen_tf.results` schema}."""
+    out = {}
+    for split, name in TEST_SPLITS[task].items():
+        records = []
+        for m in metrics_list:
+            record = {"seed": m["seed"], "val_accuracy": m["accuracy"]["validation"],
+                      "test_accuracy": m["accuracy"][split], "wall_time_s": m["wall_time_s"],
+                      "steps": m["steps"], "best_step": m["best_step"]}
+            if "sequence_accuracy" in m:
+                record["test_sequence_accuracy"] = m["sequence_accuracy"][split]
+            records.append(record)
+        out[name] = records
+    return out
+
+
+def main(argv=None) -> int:
+    """`python -m compgen_tf.toy_runs --model M --task T --seeds 5`: runs and results files."""
+    import argparse
+    import shlex
+    import sys
+
+    from compgen_tf.results import RESULTS_DIR, write_results
+    from compgen_tf.train import build_parser
+
+    parser = build_parser()
+    parser.prog = "python -m compgen_tf.toy_runs"
+    parser.description = "Trains seeds 0..N-1 of a toy-task model and writes its results."
+    parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default: 5)")
+    parser.add_argument("--runs-dir", default="runs", help="parent of the run directories")
+    parser.add_argument("--results-dir", default=str(RESULTS_DIR))
+    parser.add_argument("--variant", help="name of a variant configuration (pass it with "
+                        "--config or --set): runs go to TASK_VARIANT/, results to "
+                        "NAME_VARIANT.json")
+    args = parser.parse_args(argv)
+    command = "python -m compgen_tf.toy_runs " + shlex.join(sys.argv[1:] if argv is None else argv)
+    if args.model not in MODEL_TASKS:
+        parser.error(f"--model must be one of {sorted(MODEL_TASKS)}")
+    try:
+        config = resolve_config(args)
+    except (ConfigError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    metrics_list = []
+    for seed in range(args.seeds):
+        task_dir = f"{args.task}_{args.variant}" if args.variant else args.task
+        run_dir = Path(args.runs_dir) / args.model / task_dir / f"seed{seed}"
+        metrics = train_toy_run(config, run_dir, seed=seed, verbose=0 if args.quiet else 1,
+                                command=command)
+        metrics_list.append(metrics)
+        print(f"seed {seed}: {metrics['accuracy']} ({metrics['wall_time_s']} s)", flush=True)
+    for name, records in results_records(metrics_list, args.task).items():
+        name = f"{name}_{args.variant}" if args.variant else name
+        path = write_results(args.model, args.task, command, records, package_versions(),
+                             name=name, results_dir=Path(args.results_dir),
+                             config=config)
+        print(f"{name}: test accuracy per seed {[round(r['test_accuracy'], 4) for r in records]}"
+              f" -> {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

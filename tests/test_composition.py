@@ -1,0 +1,100 @@
+"""The recurrent-convolutional composition model (Appendix B) and its baselines."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from compgen_tf.models.composition import ConvolutionalEncoderDecoder, build_composition_model
+from compgen_tf.models.rule_learning import build_rule_learning_model
+from compgen_tf.toy_runs import composition_arrays, task_data, train_toy_run
+from tfds_scan import toy_tasks
+
+
+def test_rule_learning_convolution_is_invariant_to_permuting_syllables():
+    keras.utils.set_random_seed(0)
+    model = build_rule_learning_model("convolution")
+    sentences = [s for s, _ in toy_tasks.rule_learning()["train"]]
+    x = toy_tasks.rule_learning_array(sentences)
+    permutation = np.random.default_rng(0).permutation(x.shape[1])
+    np.testing.assert_array_equal(model.predict(x[:, permutation], verbose=0),
+                                  model.predict(x, verbose=0))
+    mlp = build_rule_learning_model("mlp")  # no symmetry: the output moves
+    assert not np.allclose(mlp.predict(x[:, permutation], verbose=0), mlp.predict(x, verbose=0))
+
+
+def test_composition_model_is_equivariant_to_permuting_positions():
+    keras.utils.set_random_seed(1)
+    model = ConvolutionalEncoderDecoder(20, positions=11, channels=5, output_length=11)
+    source = tf.constant([[0, 13], [4, 19], [9, 10]])
+    logits = model(source).numpy()
+    assert logits.shape == (3, 11, 11)
+    permutation = np.random.default_rng(0).permutation(11)
+    model.x_embedding.embeddings.assign(model.x_embedding.embeddings.numpy()[:, permutation])
+    np.testing.assert_array_equal(model(source).numpy(), logits[..., permutation])
+
+
+def test_composition_model_matches_the_appendix_equations():
+    keras.utils.set_random_seed(2)
+    model = ConvolutionalEncoderDecoder(4, positions=3, channels=2, output_length=3)
+    source = np.array([[1, 3]])
+    model(source)
+    x = model.x_embedding.embeddings.numpy()
+    y = model.y_embedding.embeddings.numpy().reshape(4, 3, 2)
+    f_o, f_r = model.f_o.numpy(), model.f_r.numpy()
+    h = np.zeros((3, 2))
+    for word in source[0]:
+        h = np.concatenate([h, x[word][:, None]], axis=1) @ y[word]  # eqs. (1), (2)
+    expected = []
+    for _ in range(3):
+        expected.append(h @ f_o)  # eq. (3), before the softmax
+        h = h @ f_r  # eq. (4)
+    np.testing.assert_allclose(model(source).numpy()[0], np.stack(expected), rtol=1e-5,
+                               atol=1e-6)
+    # eq. (5): the L1 penalties of both embeddings are part of the loss
+    l1 = 1e-3 * (np.abs(x).sum() + np.abs(y).sum())
+    np.testing.assert_allclose(float(sum(model.losses)), l1, rtol=1e-5)
+
+
+def test_composition_model_round_trips(tmp_path):
+    model = build_composition_model("convolution")
+    source = composition_arrays(toy_tasks.composition(0)["test"])[0]
+    before = model.predict(source, verbose=0)
+    model.save(tmp_path / "composition.keras")
+    loaded = keras.saving.load_model(tmp_path / "composition.keras")
+    np.testing.assert_allclose(loaded.predict(source, verbose=0), before, atol=1e-6)
+    assert loaded.get_config()["channels"] == 5
+
+
+def test_arrays_encode_actions_then_padding():
+    source, target, weights = composition_arrays([("walk three", "WALK WALK WALK")])
+    assert weights is None
+    assert source.tolist() == [[1, 12]]
+    assert target.tolist() == [[1, 1, 1] + [10] * 8]
+
+
+def test_symmetric_model_learns_held_out_combinations(tmp_path):
+    config = json.load(open("configs/symbol_convolution/composition.json"))
+    config.update(model="symbol_convolution", task="composition")
+    config["training"].update(max_steps=900, eval_every=300)
+    data = task_data("composition", 0, config["data"])
+    metrics = train_toy_run(config, tmp_path / "run", seed=0, verbose=0, data=data)
+    assert metrics["accuracy"]["test"] == 1.0
+    assert metrics["accuracy"]["validation"] > 0.9
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"source_vocabulary_size": 0}, "source_vocabulary_size must be a positive integer"),
+    ({"source_vocabulary_size": 20, "channels": 1.5}, "channels must be a positive integer"),
+    ({"source_vocabulary_size": 20, "l1_x": -1}, "l1_x must be >= 0"),
+])
+def test_constructor_validates(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        ConvolutionalEncoderDecoder(**kwargs)
+
+
+def test_unknown_architecture():
+    with pytest.raises(ValueError, match="unknown architecture"):
+        build_composition_model("transformer")

@@ -1,0 +1,71 @@
+"""Next-symbol models of the palindrome language: scoring, the stack model, round trips."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+
+from compgen_tf.models.palindromes import (build_palindrome_model, palindrome_accuracy,
+                                           palindrome_arrays)
+from compgen_tf.toy_runs import score, task_data, train_toy_run
+
+
+def test_arrays_score_only_the_symbols_after_the_centre():
+    inputs, targets, weights = palindrome_arrays(["a b o b a", "c o c"])
+    assert inputs.tolist() == [[1, 2, 5, 2], [3, 5, 3, 0]]
+    assert targets.tolist() == [[2, 5, 2, 1], [5, 3, 0, 0]]
+    # Targets after the centre: "b a" of the first string, "c" of the second.
+    assert weights.tolist() == [[0, 0, 1, 1], [0, 1, 0, 0]]
+
+
+class _Oracle:
+    """Predicts the true next symbol except at the listed (string, position) pairs."""
+
+    def __init__(self, targets, wrong):
+        self.logits = np.eye(6, dtype=np.float32)[targets] * 10
+        for i, t in wrong:
+            self.logits[i, t] = np.eye(6)[(targets[i, t] % 5) + 1] * 10
+
+    def predict(self, inputs, batch_size=None, verbose=0):
+        return self.logits
+
+
+def test_symbol_and_sequence_accuracy():
+    strings = ["a b o b a", "c o c"]
+    arrays = palindrome_arrays(strings)
+    oracle = _Oracle(arrays[1], wrong=[(0, 3), (1, 0)])  # one scored miss, one unscored
+    scores = score("palindromes", oracle, arrays)
+    assert scores["accuracy"] == pytest.approx(2 / 3)
+    assert scores["sequence_accuracy"] == 0.5
+    assert palindrome_accuracy(oracle, strings) == {"symbol_accuracy": pytest.approx(2 / 3),
+                                                    "sequence_accuracy": 0.5}
+
+
+@pytest.mark.parametrize("cell", ["stack", "lstm"])
+def test_models_round_trip(tmp_path, cell):
+    keras.utils.set_random_seed(0)
+    model = build_palindrome_model(cell, units=10 if cell == "stack" else 100)
+    inputs = palindrome_arrays(["a b c o c b a", "d o d"])[0]
+    before = model.predict(inputs, verbose=0)
+    assert before.shape == (2, 6, 6)
+    model.save(tmp_path / f"{cell}.keras")
+    loaded = keras.saving.load_model(tmp_path / f"{cell}.keras")
+    np.testing.assert_allclose(loaded.predict(inputs, verbose=0), before, atol=1e-6)
+
+
+def test_stack_lstm_learns_to_reverse(tmp_path):
+    config = json.load(open("configs/stack_lstm/palindromes.json"))
+    config.update(model="stack_lstm", task="palindromes")
+    config["data"].update(train_size=20_000, test_size=200, validation_fraction=0.01)
+    config["training"].update(max_steps=700, eval_every=350)
+    data = task_data("palindromes", 0, config["data"])
+    metrics = train_toy_run(config, tmp_path / "run", seed=0, verbose=0, data=data)
+    # Chance is 1/4 per symbol; 700 steps are half the reproduction budget.
+    assert metrics["accuracy"]["test"] > 0.8
+    assert set(metrics["sequence_accuracy"]) == {"validation", "test", "long"}
+
+
+def test_unknown_cell():
+    with pytest.raises(ValueError, match="unknown cell"):
+        build_palindrome_model("gru")

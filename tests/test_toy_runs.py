@@ -1,0 +1,93 @@
+"""`python -m compgen_tf.train --model M --task T`: run directories, skip, resume, results."""
+
+import json
+
+import pytest
+
+from compgen_tf import registry, toy_runs, train
+from compgen_tf.config import load_config
+from compgen_tf.results import load_results
+
+TINY = ["--steps", "20", "--set", "training.eval_every=10", "--quiet"]
+
+
+def test_every_toy_model_has_a_config_for_each_task():
+    for model, tasks in toy_runs.MODEL_TASKS.items():
+        assert registry.TASK_MODELS[model] == "compgen_tf.toy_runs"
+        for task in tasks:
+            config = load_config(f"configs/{model}/{task}.json")
+            assert config["notes"] and config["training"]["max_steps"] > 0
+    stack = load_config("configs/stack_lstm/palindromes.json")["model_args"]
+    assert stack == {"embedding_dim": 10, "units": 10, "depth": 20}
+    assert load_config("configs/lstm_baseline/palindromes.json")["model_args"]["units"] == 100
+    composition = load_config("configs/symbol_convolution/composition.json")["model_args"]
+    assert (composition["positions"], composition["channels"]) == (11, 5)
+
+
+def test_cli_writes_a_run_directory_and_skips_a_finished_run(tmp_path, capsys):
+    out = tmp_path / "run"
+    argv = ["--model", "symbol_convolution", "--task", "rule_learning", "--output", str(out)]
+    assert train.main(argv + TINY) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics["accuracy"]) == {"validation", "test"}
+    assert metrics["seed"] == 0 and metrics["steps"] == 20 and "keras" in metrics["versions"]
+    assert json.loads((out / "config.json").read_text())["task"] == "rule_learning"
+    assert (out / "best_model.keras").exists()
+    assert [json.loads(line)["step"] for line in open(out / "history.jsonl")] == [10, 20]
+    assert train.main(argv + TINY) == 0
+    assert "is finished: not trained again" in capsys.readouterr().out
+    assert json.loads((out / "metrics.json").read_text()) == metrics
+    # Another configuration in the same directory is refused, not mixed in.
+    assert train.main(argv + ["--steps", "30", "--quiet"]) == 2
+    assert "different configuration" in capsys.readouterr().err
+
+
+def test_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    argv = ["--model", "mlp_baseline", "--task", "composition", "--output", str(out),
+            "--steps", "40", "--set", "training.eval_every=10", "--quiet"]
+    original = toy_runs._Selection.on_epoch_end
+
+    def crash_at_third_evaluation(self, epoch, logs=None):
+        if epoch == 2:
+            raise KeyboardInterrupt("killed")
+        original(self, epoch, logs)
+
+    monkeypatch.setattr(toy_runs._Selection, "on_epoch_end", crash_at_third_evaluation)
+    with pytest.raises(KeyboardInterrupt):
+        train.main(argv)
+    assert not (out / "metrics.json").exists() and (out / "backup").exists()
+    monkeypatch.setattr(toy_runs._Selection, "on_epoch_end", original)
+    assert train.main(argv) == 0
+    steps = [json.loads(line)["step"] for line in open(out / "history.jsonl")]
+    assert steps == [10, 20, 30, 40]
+    assert json.loads((out / "metrics.json").read_text())["steps"] == 40
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--model", "stack_lstm", "--task", "composition"], "--task must be one of"),
+    (["--model", "stack_lstm"], "needs --task"),
+    (["--model", "stack_lstm", "--task", "palindromes", "--split", "simple"], "not a SCAN"),
+])
+def test_cli_errors(argv, message, capsys):
+    assert train.main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_reproduce_writes_results_per_test_split(tmp_path):
+    argv = ["--model", "lstm_baseline", "--task", "palindromes", "--seeds", "2",
+            "--steps", "4", "--set", "training.eval_every=2", "--set", "data.train_size=120",
+            "--set", "data.test_size=12", "--set", "training.jit_compile=false", "--quiet", "--runs-dir", str(tmp_path / "runs"),
+            "--results-dir", str(tmp_path / "results")]
+    assert toy_runs.main(argv) == 0
+    for name in ("palindromes_in_domain", "palindromes_long"):
+        document = load_results(tmp_path / "results" / "lstm_baseline" / f"{name}.json")
+        assert [r["seed"] for r in document["runs"]] == [0, 1]
+        assert document["summary"]["n"] == 2 and "test_sequence_accuracy" in document["runs"][0]
+    assert (tmp_path / "runs" / "lstm_baseline" / "palindromes" / "seed1" / "metrics.json").exists()
+    # A variant configuration gets its own run directories and results files.
+    variant = ["--variant", "lr3", "--set", "training.learning_rate=0.003"]
+    assert toy_runs.main(argv[:4] + ["--seeds", "1"] + argv[6:] + variant) == 0
+    assert (tmp_path / "runs" / "lstm_baseline" / "palindromes_lr3" / "seed0").exists()
+    assert load_results(tmp_path / "results" / "lstm_baseline" / "palindromes_long_lr3.json")[
+        "config"]["training"]["learning_rate"] == 0.003
