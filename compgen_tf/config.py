@@ -22,7 +22,8 @@ TRAINING_KEYS = {
     "stop_at_accuracy": float, "checkpoint_every": int, "learning_rate_decay_steps": int,
     "learning_rate_decay_factor": float, "jit_compile": bool,
 }
-DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int}
+DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
+             "validation_episodes": int}
 SECTIONS = ("model_args", "training", "data")
 
 

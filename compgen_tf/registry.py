@@ -16,7 +16,7 @@ MODELS = {
 # Models that train on a toy or episodic task instead of a SCAN split: model name -> the module
 # whose `train_from_cli(args, command) -> int` handles `python -m compgen_tf.train --model NAME
 # --task TASK` (same run-directory layout: config.json, metrics.json, resumable checkpoints).
-TASK_MODELS: dict[str, str] = {}
+TASK_MODELS: dict[str, str] = {"meta_seq2seq": "compgen_tf.meta_training"}
 
 
 def model_class(name: str):

@@ -37,15 +37,9 @@ def split_examples(split: str, part: str, data: dict):
                                    validation_seed=data.get("validation_seed", 0))
 
 
-def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
-              evaluate_splits=EVALUATED_SPLITS) -> dict:
-    """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
-
-    Re-running with the same run directory resumes; a finished run is only re-evaluated.
-    `evaluate_splits` names the splits scored after training (tuning leaves out "test").
-    """
+def prepare_run_dir(run_dir, resolved: dict) -> None:
+    """Creates `run_dir` with `config.json`; refuses a directory holding another configuration."""
     run_dir = Path(run_dir)
-    resolved = dict(config, seed=seed)
     config_file = run_dir / "config.json"
     if config_file.exists():
         previous = json.loads(config_file.read_text())
@@ -55,6 +49,17 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
                              f"{config_differences(previous, resolved)})")
     run_dir.mkdir(parents=True, exist_ok=True)
     config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+
+
+def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
+              evaluate_splits=EVALUATED_SPLITS) -> dict:
+    """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
+
+    Re-running with the same run directory resumes; a finished run is only re-evaluated.
+    `evaluate_splits` names the splits scored after training (tuning leaves out "test").
+    """
+    run_dir = Path(run_dir)
+    prepare_run_dir(run_dir, dict(config, seed=seed))
     keras.utils.set_random_seed(seed)
 
     data = config["data"]
