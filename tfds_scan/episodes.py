@@ -212,7 +212,7 @@ def _scan_episode(rng, task: str) -> Episode:
     if task == "add_jump_permutation":
         identity = tuple(zip(SCAN_VERBS, SCAN_VERB_ACTIONS))
         mapping = _assignment(rng, SCAN_VERBS, SCAN_VERB_ACTIONS, 4,
-                              forbidden=lambda pairs: pairs == identity)
+                              forbidden=lambda pairs: set(pairs) == set(identity))
         # The verbs keep their words and order; only their actions are permuted.
         mapping = tuple(sorted(mapping, key=lambda p: SCAN_VERBS.index(p[0])))
         slots_words, slots_actions = SCAN_VERBS, SCAN_VERB_ACTIONS
