@@ -104,6 +104,7 @@ class MetaTrainer:
                          "learning_rate_decay_factor": 0.1}
         self.settings.update({k: v for k, v in training.items() if v is not None})
         self.run_dir, self.seed, self.verbose = Path(run_dir), int(seed), verbose
+        self.run_dir.mkdir(parents=True, exist_ok=True)
         self.progress = {name: tf.Variable(initial, trainable=False, name=name) for name, initial in
                          (("step", 0), ("best_step", 0), ("evaluations_since_best", 0),
                           ("finished", 0), ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))}

@@ -76,15 +76,22 @@ class MetaSeq2Seq(Seq2SeqModel):
         self.support_loss = bool(support_loss)
         self.decoder_attention = bool(decoder_attention)
         units = self.hidden_units
+        # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
+        # uniform(-0.05, 0.05) the keys start nearly equal and meta-training stays on the plateau
+        # where the memory is ignored.
+        normal = keras.initializers.RandomNormal(0.0, 1.0)
         self.target_lookup = keras.layers.StringLookup(
             vocabulary=[SOS, EOS] + self.target_vocabulary.words, mask_token=PAD,
             oov_token=UNK, output_mode="int", name="target_lookup")
         self.input_embedding = keras.layers.Embedding(
-            self.source_vocabulary_size, self.embedding_dim, name="input_embedding")
+            self.source_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
+            name="input_embedding")
         self.output_embedding = keras.layers.Embedding(
-            self.target_vocabulary_size, self.embedding_dim, name="output_embedding")
+            self.target_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
+            name="output_embedding")
         self.decoder_embedding = keras.layers.Embedding(
-            self.target_vocabulary_size, self.embedding_dim, name="decoder_embedding")
+            self.target_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
+            name="decoder_embedding")
         self.input_encoder = [self._bilstm(f"input_encoder_{i}") for i in range(self.num_layers)]
         self.output_encoder = [self._bilstm(f"output_encoder_{i}")
                                for i in range(self.num_layers)]
