@@ -104,9 +104,13 @@ class MetaSeq2Seq(Seq2SeqModel):
         self.dropout_layer = keras.layers.Dropout(self.dropout_rate, name="dropout")
 
     def _bilstm(self, name):
-        return keras.layers.Bidirectional(
-            keras.layers.LSTM(self.hidden_units, return_sequences=True, return_state=True),
-            merge_mode="sum", name=name)
+        # Two LSTMs rather than `keras.layers.Bidirectional`: loading a model with several
+        # Bidirectional layers can fail in Keras 3.15 (its object-sharing scope matches the
+        # id of a garbage-collected prototype LSTM and returns two backward layers).
+        return [keras.layers.LSTM(self.hidden_units, return_sequences=True, return_state=True,
+                                  zero_output_for_mask=True, go_backwards=backwards,
+                                  name=f"{name}_{'backward' if backwards else 'forward'}")
+                for backwards in (False, True)]
 
     # ----------------------------------------------------------------- network
     def _encode(self, embedding, layers, ids, training):
@@ -114,10 +118,13 @@ class MetaSeq2Seq(Seq2SeqModel):
         mask = tf.not_equal(ids, PAD_ID)
         x = self.dropout_layer(embedding(ids), training=training)
         final = None
-        for i, layer in enumerate(layers):
+        for i, (forward, backward) in enumerate(layers):
             if i:
                 x = self.dropout_layer(x, training=training)
-            x, forward_h, _, backward_h, _ = layer(x, mask=mask, training=training)
+            forward_x, forward_h, _ = forward(x, mask=mask, training=training)
+            backward_x, backward_h, _ = backward(x, mask=mask, training=training)
+            # The backward LSTM returns its outputs last step first.
+            x = forward_x + tf.reverse(backward_x, axis=[1])
             final = forward_h + backward_h
         return x, final, mask
 
