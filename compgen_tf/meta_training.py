@@ -207,7 +207,7 @@ def build_model(task: str, model_args: dict):
 def train_meta_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
                    command: str = "") -> dict:
     """Meta-trains on `config["split"]` (the task), then scores the test episodes."""
-    from compgen_tf.runs import load_run_model, prepare_run_dir
+    from compgen_tf.runs import prepare_run_dir
 
     run_dir = Path(run_dir)
     task = config["split"]
@@ -220,18 +220,44 @@ def train_meta_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     trainer = MetaTrainer(model, task, config["training"], run_dir, validation, seed=seed,
                           verbose=verbose)
     summary = trainer.fit()
-    best = load_run_model(run_dir)
-    started = time.perf_counter()
-    validation_accuracy, _ = evaluate_episodes(best, validation)
-    test_accuracy, errors = evaluate_episodes(best, episodes.test_episodes(task), keep_errors=True)
-    with open(run_dir / "errors_test.jsonl", "w") as handle:
-        for record in errors:
-            handle.write(json.dumps(record) + "\n")
-    metrics = {"model": MODEL_NAME, "split": task, "seed": seed,
-               "accuracy": {"validation": validation_accuracy, "test": test_accuracy},
-               "evaluation_time_s": round(time.perf_counter() - started, 1),
-               "versions": package_versions(), **summary, "command": command}
+    metrics = evaluate_run(run_dir, verbose=verbose)
+    metrics.update(summary, command=command)
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> dict:
+    """Scores a run's best model on its episodes; updates `metrics.json` and `errors_<part>.jsonl`.
+
+    "train" = the run's first 20 training episodes, "validation" = its validation
+    episodes, "test" = the task's test episodes.
+    """
+    from compgen_tf.runs import load_run_model
+
+    run_dir = Path(run_dir)
+    config = json.loads((run_dir / "config.json").read_text())
+    task, data = config["split"], config.get("data", {})
+    model = load_run_model(run_dir)
+    parts = {"train": lambda: [episodes.training_episode(task, config["seed"], i)
+                               for i in range(20)],
+             "validation": lambda: episodes.validation_episodes(
+                 task, data.get("validation_episodes", 20), seed=data.get("validation_seed", 0)),
+             "test": lambda: episodes.test_episodes(task)}
+    metrics_file = run_dir / "metrics.json"
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+    accuracy, started = dict(metrics.get("accuracy", {})), time.perf_counter()
+    for part in splits:
+        accuracy[part], errors = evaluate_episodes(model, parts[part](), keep_errors=True)
+        with open(run_dir / f"errors_{part}.jsonl", "w") as handle:
+            for record in errors:
+                handle.write(json.dumps(record) + "\n")
+        if verbose:
+            print(f"{part:>10}: exact match {accuracy[part]:.4f}")
+    metrics.update({"model": MODEL_NAME, "split": task, "seed": config["seed"],
+                    "accuracy": accuracy,
+                    "evaluation_time_s": round(time.perf_counter() - started, 1),
+                    "versions": package_versions()})
+    metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 
 

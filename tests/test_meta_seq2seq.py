@@ -155,6 +155,16 @@ def test_rerun_resumes_without_training_again(trained_run, capsys):
     assert (run_dir / "history.jsonl").read_text() == history
 
 
+def test_evaluate_cli_scores_episodes(trained_run, capsys):
+    from compgen_tf.evaluate import main
+
+    run_dir, _ = trained_run
+    assert main(["--run", str(run_dir), "--splits", "train", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "train: exact match 1.0000" in out and "test: exact match 1.0000" in out
+    assert json.loads((run_dir / "metrics.json").read_text())["accuracy"]["train"] == 1.0
+
+
 def test_task_is_required_and_split_rejected(tmp_path, capsys):
     from compgen_tf.train import main
 
