@@ -261,10 +261,15 @@ def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> di
     return metrics
 
 
-def resolve_config(task: str, config_file=None, overrides=(), steps=None) -> dict:
+def resolve_config(task: str, config_file=None, overrides=(), steps=None,
+                   no_support_loss=False, no_decoder_attention=False) -> dict:
     episodes.check_task(task)
     config = load_config(config_file or config_path(MODEL_NAME, task))
     overrides = list(overrides)
+    if no_support_loss:
+        overrides.append("model_args.support_loss=false")
+    if no_decoder_attention:
+        overrides.append("model_args.decoder_attention=false")
     if steps is not None:
         overrides.append(f"training.max_steps={steps}")
     config = apply_overrides(config, overrides)
@@ -283,7 +288,8 @@ def train_from_cli(args, command: str) -> int:
               "not --split or --epochs", file=sys.stderr)
         return 2
     try:
-        config = resolve_config(args.task, args.config, args.set, args.steps)
+        config = resolve_config(args.task, args.config, args.set, args.steps,
+                                args.no_support_loss, args.no_decoder_attention)
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
@@ -313,13 +319,16 @@ def main(argv=None) -> int:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--runs-dir", default="runs")
     parser.add_argument("--quiet", action="store_true")
+    parser.add_argument("--no-support-loss", action="store_true", help="ablation")
+    parser.add_argument("--no-decoder-attention", action="store_true", help="ablation")
     args = parser.parse_args(argv)
     command = "python -m compgen_tf.meta_training " + shlex.join(
         sys.argv[1:] if argv is None else argv)
     from compgen_tf.results import run_record, write_results
 
     try:
-        config = resolve_config(args.task, args.config, args.set, args.steps)
+        config = resolve_config(args.task, args.config, args.set, args.steps,
+                                args.no_support_loss, args.no_decoder_attention)
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -43,6 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override one configuration value (repeatable)")
     parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--no-support-loss", action="store_true",
+                        help="meta_seq2seq ablation: no support items among the queries")
+    parser.add_argument("--no-decoder-attention", action="store_true",
+                        help="meta_seq2seq ablation: the decoder sees only the last context")
     return parser
 
 
@@ -69,6 +73,8 @@ def main(argv=None) -> int:
     command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)
     if args.model in registry.TASK_MODELS:
         return importlib.import_module(registry.TASK_MODELS[args.model]).train_from_cli(args, command)
+    if args.no_support_loss or args.no_decoder_attention:
+        parser.error("--no-support-loss and --no-decoder-attention are meta_seq2seq ablations")
     if args.task is not None:
         parser.error(f"--task is for {', '.join(sorted(registry.TASK_MODELS)) or 'task models'}; "
                      f"{args.model} trains on a SCAN --split")

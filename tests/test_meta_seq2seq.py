@@ -173,6 +173,13 @@ def test_task_is_required_and_split_rejected(tmp_path, capsys):
     assert main(["--model", "meta_seq2seq", "--task", "nope", "--output",
                  str(tmp_path / "r")]) == 2
     assert "valid tasks" in capsys.readouterr().err
+    from compgen_tf.meta_training import resolve_config
+
+    config = resolve_config("add_jump_permutation", no_support_loss=True,
+                            no_decoder_attention=True)
+    assert config["model_args"]["support_loss"] is False
+    assert config["model_args"]["decoder_attention"] is False
+    assert resolve_config("add_jump_permutation")["model_args"]["support_loss"] is True
 
 
 def test_export_serves_episodes_in_a_tensorflow_only_process(trained_run, tmp_path):
