@@ -150,3 +150,15 @@ def test_unknown_task_is_a_clear_error():
         episodes.training_episode("add_jump", 0, 0)
     with pytest.raises(ValueError, match="valid tasks"):
         episodes.vocabularies("nope")
+
+
+def test_standard_seq2seq_batches_come_from_the_ordinary_split():
+    fit = set(splits.load_examples("addprim_jump", "fit"))
+    validation = set(splits.load_examples("addprim_jump", "validation"))
+    for episode in _training("add_jump_standard", 5):
+        assert episode.support_commands == () and len(episode.query_commands) == 40
+        assert set(zip(episode.query_commands, episode.query_actions)) <= fit
+    for episode in episodes.validation_episodes("add_jump_standard", 3):
+        assert set(zip(episode.query_commands, episode.query_actions)) <= validation
+    assert episodes.test_episodes("add_jump_standard") == \
+        episodes.test_episodes("add_jump_permutation")

@@ -88,6 +88,21 @@ def test_no_decoder_attention_ablation():
     assert np.all(decoder.numpy() == 0)
 
 
+def test_standard_seq2seq_ignores_the_support_set(tmp_path):
+    model = _model("add_jump_standard", memory=False, support_loss=False)
+    episode = _episode("add_jump_permutation")
+    support, actions, queries, targets = _arrays(model, episode)
+    logits = model((support, actions, queries, targets)).numpy()
+    other = model((support[:2], actions[:2], queries, targets)).numpy()
+    np.testing.assert_allclose(other, logits, atol=1e-6)
+    assert not model.context_layer.weights
+    path = tmp_path / "standard.keras"
+    model.save(path)
+    assert keras.saving.load_model(path).use_memory is False
+    assert model.translate_episode([], [], ["jump twice"])[0] == \
+        model.translate_episode(["walk"], ["I_WALK"], ["jump twice"])[0]
+
+
 def test_bad_arguments_and_inputs():
     words, actions = episodes.vocabularies("mutual_exclusivity")
     with pytest.raises(ValueError, match="hidden_units"):

@@ -29,6 +29,11 @@ translate, with their target actions). Five tasks, as in the paper's Sec. 4:
   Test: 100 support items drawn from the whole ``length`` training set, queries the
   official ``length`` test set (3,920 commands).
 
+The comparison model of Sec. 4.3 ("standard seq2seq") trains on ``add_jump_standard``:
+no support set, 40 queries drawn from the ``addprim_jump`` training split (its
+``fit`` part; validation episodes from its ``validation`` part), the same test
+episode as ``add_jump_permutation``.
+
 Training episodes are a pure function of ``(task, seed, index)``, so a run can be
 resumed or repeated exactly. Validation episodes come from the training
 distribution under a separate seed stream (never from the test mapping).
@@ -55,7 +60,7 @@ import numpy as np
 from tfds_scan import grammar, splits
 
 TASK_NAMES = ("mutual_exclusivity", "add_jump_permutation", "add_jump_augmentation",
-              "around_right", "length")
+              "around_right", "length", "add_jump_standard")
 
 ME_WORDS = ("dax", "lug", "wif", "zup")
 ME_OUTPUTS = ("RED", "YELLOW", "GREEN", "BLUE")
@@ -80,7 +85,7 @@ LENGTH_QUERY_ACTIONS = (12, 22)
 # Per task: (support items, query items) of a training episode.
 EPISODE_SIZES = {"mutual_exclusivity": (3, 20), "add_jump_permutation": (20, 20),
                  "add_jump_augmentation": (20, 20), "around_right": (20, 20),
-                 "length": (100, 20)}
+                 "length": (100, 20), "add_jump_standard": (0, 40)}
 LENGTH_TEST_SUPPORT = 100
 _VALIDATION_STREAM = 1_000_003  # validation episodes draw from a seed stream of their own
 _TEST_STREAM = 2_000_003
@@ -237,9 +242,23 @@ def _scan_episode(rng, task: str) -> Episode:
 
 
 # ------------------------------------------------------------------------- public API
+@functools.lru_cache(maxsize=None)
+def _standard_pool(part: str) -> tuple[tuple[str, str], ...]:
+    return tuple(splits.load_examples("addprim_jump", part))
+
+
+def _standard_episode(rng, part: str) -> Episode:
+    pool = _standard_pool(part)
+    drawn = _draw(rng, pool, EPISODE_SIZES["add_jump_standard"][1])
+    return Episode((), (), tuple(c for c, _ in drawn), tuple(a for _, a in drawn),
+                   tuple(zip(SCAN_VERBS, SCAN_VERB_ACTIONS)))
+
+
 def sample_episode(task: str, rng: np.random.Generator) -> Episode:
     """One meta-training episode of `task` drawn with `rng`."""
     check_task(task)
+    if task == "add_jump_standard":
+        return _standard_episode(rng, "fit")
     if task == "mutual_exclusivity":
         bijections = me_bijections()["train"]
         bijection = bijections[int(rng.integers(len(bijections)))]
@@ -255,6 +274,9 @@ def training_episode(task: str, seed: int, index: int) -> Episode:
 
 def validation_episodes(task: str, count: int = 20, seed: int = 0) -> list[Episode]:
     """`count` episodes from the training distribution, on a seed stream of their own."""
+    if task == "add_jump_standard":
+        return [_standard_episode(np.random.default_rng([_VALIDATION_STREAM, int(seed), i]),
+                                  "validation") for i in range(count)]
     return [sample_episode(task, np.random.default_rng([_VALIDATION_STREAM, int(seed), i]))
             for i in range(count)]
 
@@ -279,7 +301,7 @@ def test_episodes(task: str, seed: int = 0) -> list[Episode]:
                 rng = np.random.default_rng([_TEST_STREAM, int(seed), b, withheld])
                 out.append(_me_episode(rng, bijection, withheld))
         return out
-    if task in ("add_jump_permutation", "add_jump_augmentation"):
+    if task in ("add_jump_permutation", "add_jump_augmentation", "add_jump_standard"):
         mapping = tuple(zip(SCAN_VERBS, SCAN_VERB_ACTIONS))
         support = [(v, grammar.interpret(v)) for v in SCAN_VERBS]
         queries = splits.split_examples("addprim_jump")["test"]

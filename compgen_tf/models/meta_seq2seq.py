@@ -39,6 +39,9 @@ class MetaSeq2Seq(Seq2SeqModel):
             Stored with the model; used by the meta-trainer.
         decoder_attention: False gives the "no decoder attention" ablation:
             the decoder only sees C_T.
+        memory: False gives the paper's "standard seq2seq" comparison: the same
+            network without the memory (C_t = h_t, the decoder starts from the
+            query's final encoder state); the support set is ignored.
         max_input_length, max_output_length: see `Seq2SeqModel`.
         **kwargs: passed to `keras.Model`.
 
@@ -59,7 +62,8 @@ class MetaSeq2Seq(Seq2SeqModel):
     """
 
     def __init__(self, source_words, target_words, embedding_dim=200, hidden_units=200,
-                 num_layers=2, dropout=0.5, support_loss=True, decoder_attention=True, **kwargs):
+                 num_layers=2, dropout=0.5, support_loss=True, decoder_attention=True, memory=True,
+                 **kwargs):
         kwargs.setdefault("max_input_length", 32)
         kwargs.setdefault("max_output_length", 64)
         super().__init__(source_words, target_words, **kwargs)
@@ -75,6 +79,7 @@ class MetaSeq2Seq(Seq2SeqModel):
         self.dropout_rate = float(dropout)
         self.support_loss = bool(support_loss)
         self.decoder_attention = bool(decoder_attention)
+        self.use_memory = bool(memory)
         units = self.hidden_units
         # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
         # uniform(-0.05, 0.05) the keys start nearly equal and meta-training stays on the plateau
@@ -135,6 +140,12 @@ class MetaSeq2Seq(Seq2SeqModel):
             context C (queries, T, m), its mask (queries, T), C_T (queries, m), and
             the memory attention (queries, T, support).
         """
+        if not self.use_memory:
+            steps, final, mask = self._encode(self.input_embedding, self.input_encoder,
+                                              query_ids, training)
+            shape = tf.stack([tf.shape(query_ids)[0], tf.shape(query_ids)[1],
+                              tf.shape(support_command_ids)[0]])
+            return steps, mask, final, tf.zeros(shape, steps.dtype)
         _, keys, _ = self._encode(self.input_embedding, self.input_encoder, support_command_ids,
                                   training)
         _, values, _ = self._encode(self.output_embedding, self.output_encoder,
@@ -276,7 +287,8 @@ class MetaSeq2Seq(Seq2SeqModel):
         support_commands = _as_str_list(support_commands)
         support_actions = _as_str_list(support_actions)
         query_commands = _as_str_list(query_commands)
-        if not support_commands or len(support_commands) != len(support_actions):
+        if (self.use_memory and not support_commands) or \
+                len(support_commands) != len(support_actions):
             raise ValueError(f"need as many support actions as support commands (at least "
                              f"one), got {len(support_commands)} and {len(support_actions)}")
         self.check_commands(support_commands + query_commands)
@@ -317,8 +329,9 @@ class MetaSeq2Seq(Seq2SeqModel):
         problem = tf.cond(tf.not_equal(tf.size(support_commands), tf.size(support_actions)),
                           lambda: tf.constant("support commands and actions differ in number"),
                           lambda: problem)
-        problem = tf.cond(tf.equal(tf.size(support_commands), 0),
-                          lambda: tf.constant("empty support set"), lambda: problem)
+        if self.use_memory:
+            problem = tf.cond(tf.equal(tf.size(support_commands), 0),
+                              lambda: tf.constant("empty support set"), lambda: problem)
         ok = tf.equal(problem, "")
         # With a broken support set, decode against a one-item dummy memory (answers are dropped).
         support_ids = tf.cond(ok, lambda: support_ids, lambda: tf.fill([1, 1], EOS_ID))
@@ -337,7 +350,8 @@ class MetaSeq2Seq(Seq2SeqModel):
         config.update({"embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
                        "num_layers": self.num_layers, "dropout": self.dropout_rate,
                        "support_loss": self.support_loss,
-                       "decoder_attention": self.decoder_attention})
+                       "decoder_attention": self.decoder_attention,
+                       "memory": self.use_memory})
         return config
 
 
