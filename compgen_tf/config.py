@@ -24,7 +24,9 @@ TRAINING_KEYS = {
 }
 DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
              # toy tasks (compgen_tf.toy_runs): sizes of the generated sets
-             "train_size": int, "test_size": int}
+             "train_size": int, "test_size": int,
+             # meta seq2seq (compgen_tf.meta_training): episodes carved for validation
+             "validation_episodes": int}
 SECTIONS = ("model_args", "training", "data")
 
 

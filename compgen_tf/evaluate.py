@@ -7,9 +7,18 @@ the wrongly translated examples to `DIR/errors_<split>.jsonl`.
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import sys
+from pathlib import Path
 
+from compgen_tf import registry
 from compgen_tf.runs import EVALUATED_SPLITS, evaluate_run
+
+
+def _run_model(run_dir) -> str | None:
+    config = Path(run_dir) / "config.json"
+    return json.loads(config.read_text()).get("model") if config.exists() else None
 
 
 def main(argv=None) -> int:
@@ -20,7 +29,10 @@ def main(argv=None) -> int:
                         choices=EVALUATED_SPLITS)
     args = parser.parse_args(argv)
     try:
-        evaluate_run(args.run, splits=args.splits)
+        model = _run_model(args.run)
+        evaluate = (importlib.import_module(registry.TASK_MODELS[model]).evaluate_run
+                    if model in registry.TASK_MODELS else evaluate_run)
+        evaluate(args.run, splits=args.splits)
     except FileNotFoundError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -5,7 +5,9 @@
 The `serving_default` signature takes `commands` (string, shape [batch]) and
 returns `actions` (string, [batch]) and `error` (string, [batch]; empty when the
 command was translated). Tokenization and greedy decoding run inside the graph,
-so the SavedModel needs nothing but TensorFlow.
+so the SavedModel needs nothing but TensorFlow. A meta seq2seq model (`MetaSeq2Seq`)
+takes one episode per call instead: `support_commands`, `support_actions` and
+`query_commands` (strings, [n]), and returns `actions` and `error` for the queries.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import keras
 import tensorflow as tf
 
 SIGNATURE_INPUT = "commands"
+EPISODE_INPUTS = ("support_commands", "support_actions", "query_commands")
 
 
 def export_model(model, out_dir) -> Path:
@@ -29,9 +32,16 @@ def export_model(model, out_dir) -> Path:
     if not model.built:
         model.build()
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
-    def serve(commands):
-        return model.serve(commands)
+    if hasattr(model, "serve_episode"):  # a meta seq2seq learner: one episode per call
+        strings = [tf.TensorSpec([None], tf.string, name=name) for name in EPISODE_INPUTS]
+
+        @tf.function(input_signature=strings)
+        def serve(support_commands, support_actions, query_commands):
+            return model.serve_episode(support_commands, support_actions, query_commands)
+    else:
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
+        def serve(commands):
+            return model.serve(commands)
 
     archive = keras.export.ExportArchive()
     archive.track(model)

@@ -18,8 +18,11 @@ MODELS = {
 # --task TASK` (same run-directory layout: config.json, metrics.json, resumable checkpoints).
 TASK_MODELS: dict[str, str] = {
     # "Symmetry and systematicity": rule learning, composition and palindromes.
-    name: "compgen_tf.toy_runs" for name in (
-        "symbol_convolution", "mlp_baseline", "recurrent_baseline", "stack_lstm", "lstm_baseline")
+    **{name: "compgen_tf.toy_runs" for name in (
+        "symbol_convolution", "mlp_baseline", "recurrent_baseline", "stack_lstm",
+        "lstm_baseline")},
+    # Meta seq2seq (Lake 2019): episodic meta-training.
+    "meta_seq2seq": "compgen_tf.meta_training",
 }
 
 

@@ -48,8 +48,7 @@ PAPERS = {
     "lake2019": (
         "Meta seq2seq (Lake 2019, NeurIPS)",
         "Paper: mean ± SD over 5 runs (Sec. 4). The mutual-exclusivity task is not SCAN; the "
-        "others are SCAN test sets under Lake's meta-training paradigms. The results-file names "
-        "are placeholders until the model lands."),
+        "others are SCAN test sets under Lake's meta-training paradigms (`tfds_scan.episodes`)."),
     "symmetry": (
         "Symmetry and systematicity (anonymous, under review)",
         "Not SCAN exact match: accuracy on the toy tasks (Tables 1 and 2) and the proportion of "

@@ -40,6 +40,20 @@ def split_examples(split: str, part: str, data: dict):
                                    validation_seed=data.get("validation_seed", 0))
 
 
+def prepare_run_dir(run_dir, resolved: dict) -> None:
+    """Creates `run_dir` with `config.json`; refuses a directory holding another configuration."""
+    run_dir = Path(run_dir)
+    config_file = run_dir / "config.json"
+    if config_file.exists():
+        previous = json.loads(config_file.read_text())
+        if previous != resolved:
+            raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
+                             f"another --output or delete it (differences: "
+                             f"{config_differences(previous, resolved)})")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+
+
 def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
               evaluate_splits=EVALUATED_SPLITS, strategy=None) -> dict | None:
     """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
@@ -55,16 +69,7 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     chief_dir = run_dir
     if not is_chief(strategy):
         run_dir = run_dir / f".worker{worker_index(strategy)}"
-    resolved = dict(config, seed=seed)
-    config_file = run_dir / "config.json"
-    if config_file.exists():
-        previous = json.loads(config_file.read_text())
-        if previous != resolved:
-            raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
-                             f"another --output or delete it (differences: "
-                             f"{config_differences(previous, resolved)})")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+    prepare_run_dir(run_dir, dict(config, seed=seed))
     keras.utils.set_random_seed(seed)
 
     data = config["data"]

@@ -27,7 +27,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m compgen_tf.train", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=DEFAULT_MODEL, choices=sorted(registry.MODELS) + sorted(registry.TASK_MODELS),
+    parser.add_argument("--model", default=DEFAULT_MODEL,
+                        choices=sorted(registry.MODELS) + sorted(registry.TASK_MODELS),
                         help=f"model to train (default: {DEFAULT_MODEL})")
     parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "
@@ -51,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cpu-devices", type=int, metavar="N",
                         help="with --strategy mirrored: mirror over N logical CPU devices "
                              "(testing without GPUs)")
+    parser.add_argument("--no-support-loss", action="store_true",
+                        help="meta_seq2seq ablation: no support items among the queries")
+    parser.add_argument("--no-decoder-attention", action="store_true",
+                        help="meta_seq2seq ablation: the decoder sees only the last context")
     return parser
 
 
@@ -75,8 +80,14 @@ def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    if (args.no_support_loss or args.no_decoder_attention) and args.model != "meta_seq2seq":
+        parser.error("--no-support-loss and --no-decoder-attention are meta_seq2seq ablations")
     if args.model in registry.TASK_MODELS:
-        return importlib.import_module(registry.TASK_MODELS[args.model]).train_from_cli(args, command)
+        if args.strategy != "default" or args.cpu_devices is not None:
+            parser.error(f"--strategy and --cpu-devices apply to the SCAN models, not to "
+                         f"{args.model}")
+        module = importlib.import_module(registry.TASK_MODELS[args.model])
+        return module.train_from_cli(args, command)
     if args.task is not None:
         parser.error(f"--task is for {', '.join(sorted(registry.TASK_MODELS)) or 'task models'}; "
                      f"{args.model} trains on a SCAN --split")

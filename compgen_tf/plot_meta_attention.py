@@ -1,0 +1,116 @@
+"""Memory and decoder attention of a meta seq2seq learner for one query (Lake 2019, Fig. A.1/A.2).
+
+    python -m compgen_tf.plot_meta_attention --run runs/meta_seq2seq/mutual_exclusivity/seed0 \\
+        --query "lug zup lug wif dax zup"
+
+Writes a PNG with two heat maps: left, the key-value memory attention (rows: query
+input steps, columns: support items); right, the decoder attention (rows: output
+steps, columns: query input steps). The support set is the task's first test
+episode unless `--support "COMMAND=ACTIONS"` items are given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from compgen_tf.vocabulary import EOS, EOS_ID, PAD_ID
+
+
+def episode_attention(model, support_commands, support_actions, query: str):
+    """Greedy translation of `query` given the support pairs, with both attentions.
+
+    Returns:
+        dict with `inputs` (query tokens, `<eos>` included), `outputs` (output
+        tokens, `<eos>` included when emitted), `memory` (len(inputs), support)
+        and `decoder` (len(outputs), len(inputs)) weights.
+    """
+    support_commands, support_actions = list(support_commands), list(support_actions)
+    model.check_commands(support_commands + [query])
+    support_ids, action_ids, query_ids = model.encode_episode_arrays(
+        support_commands, support_actions, [query])
+    output_ids, decoder, memory = model.greedy_decode_episode(support_ids, action_ids, query_ids)
+    output_ids, decoder, memory = (np.asarray(output_ids)[0], np.asarray(decoder)[0],
+                                   np.asarray(memory)[0])
+    n_in = int((query_ids[0] != PAD_ID).sum())
+    eos = np.flatnonzero(output_ids == EOS_ID)
+    n_out = int(eos[0]) + 1 if eos.size else int((output_ids != PAD_ID).sum())
+    return {"inputs": query.split() + [EOS],
+            "outputs": [model.target_vocabulary.tokens[i] for i in output_ids[:n_out]],
+            "memory": memory[:n_in], "decoder": decoder[:n_out, :n_in]}
+
+
+def plot_episode_attention(model, support_commands, support_actions, query: str, path) -> Path:
+    """Draws the memory and decoder attention for `query` into the PNG `path`."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    result = episode_attention(model, support_commands, support_actions, query)
+    support_labels = [f"{c} → {a}" if len(c) + len(a) < 40 else c
+                      for c, a in zip(support_commands, support_actions)]
+    width = 2.0 + 0.5 * (len(support_labels) + len(result["inputs"]))
+    height = 2.5 + 0.3 * max(len(result["inputs"]), len(result["outputs"]))
+    figure, (left, right) = plt.subplots(1, 2, figsize=(max(width, 8), height))
+    for axes, weights, xs, ys, title, xlabel, ylabel in (
+            (left, result["memory"], support_labels, result["inputs"], "memory attention",
+             "support item", "query step"),
+            (right, result["decoder"], result["inputs"], result["outputs"], "decoder attention",
+             "query step", "output step")):
+        image = axes.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
+        axes.set_xticks(range(len(xs)), xs, rotation=60, ha="right", fontsize=8)
+        axes.set_yticks(range(len(ys)), ys, fontsize=8)
+        axes.set_xlabel(xlabel)
+        axes.set_ylabel(ylabel)
+        axes.set_title(title, fontsize=10)
+        figure.colorbar(image, ax=axes, fraction=0.05)
+    figure.suptitle(f"{query} → {' '.join(t for t in result['outputs'] if t != EOS)}",
+                    fontsize=9)
+    figure.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    return path
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf.plot_meta_attention",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="a meta_seq2seq run directory")
+    parser.add_argument("--query", required=True, help="the query command")
+    parser.add_argument("--support", action="append", default=[], metavar="COMMAND=ACTIONS",
+                        help="a support pair (repeatable); default: the first test episode")
+    parser.add_argument("--out", help="PNG path (default: RUN/meta_attention_<query>.png)")
+    args = parser.parse_args(argv)
+    from compgen_tf.runs import load_run_model
+    from tfds_scan import episodes
+
+    if args.support:
+        pairs = [item.split("=", 1) for item in args.support]
+        if any(len(p) != 2 for p in pairs):
+            parser.error("--support items look like COMMAND=ACTIONS")
+        support_commands, support_actions = zip(*pairs)
+    else:
+        task = json.loads((Path(args.run) / "config.json").read_text())["split"]
+        episode = episodes.test_episodes(task)[0]
+        support_commands, support_actions = episode.support_commands, episode.support_actions
+    out = args.out or Path(args.run) / f"meta_attention_{'_'.join(args.query.split())}.png"
+    try:
+        path = plot_episode_attention(load_run_model(args.run), support_commands,
+                                      support_actions, args.query, out)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,239 @@
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from compgen_tf.models import MetaSeq2Seq
+from tfds_scan import episodes
+
+REPO = Path(__file__).resolve().parents[1]
+ENV = dict(os.environ, PYTHONPATH=str(REPO), TF_CPP_MIN_LOG_LEVEL="2")
+TINY = dict(embedding_dim=16, hidden_units=16, num_layers=2, dropout=0.5)
+# Meta-training settings of the end-to-end test: a small model that learns the mutual
+# exclusivity task in about 1,000 episodes.
+TRAIN_SETTINGS = ["model_args.embedding_dim=64", "model_args.hidden_units=64",
+                  "model_args.num_layers=1", "model_args.dropout=0.0",
+                  "training.learning_rate=0.003", "training.max_steps=1500",
+                  "training.eval_every=100", "training.checkpoint_every=100",
+                  "data.validation_episodes=10"]
+
+
+def _model(task="add_jump_augmentation", **kwargs):
+    words, actions = episodes.vocabularies(task)
+    keras.utils.set_random_seed(0)
+    model = MetaSeq2Seq(words, actions, **{**TINY, **kwargs})
+    model.build()
+    return model
+
+
+def _episode(task="add_jump_augmentation"):
+    return episodes.training_episode(task, 0, 0)
+
+
+def _arrays(model, episode):
+    return model.encode_episode_arrays(episode.support_commands, episode.support_actions,
+                                       episode.query_commands, episode.query_actions)
+
+
+def test_keras_round_trip(tmp_path):
+    model = _model(decoder_attention=False, support_loss=False)
+    arrays = _arrays(model, _episode())
+    path = tmp_path / "model.keras"
+    model.save(path)
+    loaded = keras.saving.load_model(path)
+    assert isinstance(loaded, MetaSeq2Seq)
+    assert loaded.decoder_attention is False and loaded.support_loss is False
+    np.testing.assert_allclose(loaded(arrays).numpy(), model(arrays).numpy(), atol=1e-6)
+
+
+def test_padding_changes_nothing():
+    model = _model()
+    support, actions, queries, targets = _arrays(model, _episode())
+    logits = model((support, actions, queries, targets)).numpy()
+    pad = lambda x: np.pad(x, ((0, 0), (0, 3)))  # noqa: E731
+    padded = model((pad(support), pad(actions), pad(queries), pad(targets))).numpy()
+    np.testing.assert_allclose(padded[:, :targets.shape[1]], logits, atol=1e-5)
+    # A query translated alone reads the same as inside a batch of longer queries.
+    ids_all = model.greedy_decode_episode(support, actions, queries, 12)[0].numpy()
+    shortest = int(np.argmin((queries != 0).sum(1)))
+    alone = queries[shortest:shortest + 1, :(queries[shortest] != 0).sum()]
+    ids_alone = model.greedy_decode_episode(support, actions, alone, 12)[0].numpy()
+    np.testing.assert_array_equal(ids_alone[0], ids_all[shortest])
+
+
+def test_memory_attention_is_a_distribution_over_support_items():
+    model = _model()
+    support, actions, queries, _ = _arrays(model, _episode())
+    _, decoder, memory = model.greedy_decode_episode(support, actions, queries, max_length=5)
+    memory, real = memory.numpy(), queries != 0
+    assert memory.shape == (20, queries.shape[1], 20)
+    np.testing.assert_allclose(memory.sum(-1)[real], 1.0, atol=1e-5)
+    assert np.all(memory[~real] == 0)
+    decoder = decoder.numpy()
+    assert decoder.shape == (20, 5, queries.shape[1])
+    assert np.all(decoder[:, :, :][np.broadcast_to(~real[:, None, :], decoder.shape)] == 0)
+
+
+def test_no_decoder_attention_ablation():
+    model = _model(decoder_attention=False)
+    assert not model.attentional_layer.weights
+    support, actions, queries, _ = _arrays(model, _episode())
+    _, decoder, _ = model.greedy_decode_episode(support, actions, queries, max_length=4)
+    assert np.all(decoder.numpy() == 0)
+
+
+def test_standard_seq2seq_ignores_the_support_set(tmp_path):
+    model = _model("add_jump_standard", memory=False, support_loss=False)
+    episode = _episode("add_jump_permutation")
+    support, actions, queries, targets = _arrays(model, episode)
+    logits = model((support, actions, queries, targets)).numpy()
+    other = model((support[:2], actions[:2], queries, targets)).numpy()
+    np.testing.assert_allclose(other, logits, atol=1e-6)
+    assert not model.context_layer.weights
+    path = tmp_path / "standard.keras"
+    model.save(path)
+    assert keras.saving.load_model(path).use_memory is False
+    assert model.translate_episode([], [], ["jump twice"])[0] == \
+        model.translate_episode(["walk"], ["I_WALK"], ["jump twice"])[0]
+
+
+def test_bad_arguments_and_inputs():
+    words, actions = episodes.vocabularies("mutual_exclusivity")
+    with pytest.raises(ValueError, match="hidden_units"):
+        MetaSeq2Seq(words, actions, hidden_units=0)
+    with pytest.raises(ValueError, match="dropout"):
+        MetaSeq2Seq(words, actions, dropout=1.0)
+    model = _model("mutual_exclusivity")
+    with pytest.raises(ValueError, match="as many support actions"):
+        model.translate_episode(["dax"], [], ["dax"])
+    with pytest.raises(ValueError, match="blicket"):
+        model.translate_episode(["dax"], ["RED"], ["dax blicket"])
+    with pytest.raises(TypeError, match="translate_episode"):
+        model.translate(["dax"])
+    served = model.serve_episode(tf.constant(["dax", "lug"]), tf.constant(["RED", "PINK"]),
+                                 tf.constant(["dax lug", "wif"]))
+    assert [e.decode() for e in served["error"].numpy()] == ["support actions: unknown "
+                                                             "action(s): PINK"] * 2
+    served = model.serve_episode(tf.constant(["dax"]), tf.constant(["RED"]),
+                                 tf.constant(["dax foo", ""]))
+    assert [e.decode() for e in served["error"].numpy()] == ["unknown word(s): foo",
+                                                             "empty command"]
+
+
+# ------------------------------------------------------------- meta-training, end to end
+def run(*args, check=True):
+    result = subprocess.run([sys.executable, *args], cwd=REPO, env=ENV, capture_output=True,
+                            text=True, timeout=600)
+    if check and result.returncode:
+        raise AssertionError(f"{args} failed ({result.returncode}):\n{result.stderr[-3000:]}")
+    return result
+
+
+@pytest.fixture(scope="module")
+def trained_run(tmp_path_factory):
+    from compgen_tf.train import main
+
+    run_dir = tmp_path_factory.mktemp("meta") / "me"
+    argv = ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--output",
+            str(run_dir), "--quiet"]
+    for setting in TRAIN_SETTINGS:
+        argv += ["--set", setting]
+    assert main(argv) == 0
+    return run_dir, argv
+
+
+def test_meta_training_reaches_100_percent_on_mutual_exclusivity(trained_run):
+    run_dir, _ = trained_run
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    # Test episodes use the 5 bijections that no training episode uses.
+    assert metrics["accuracy"]["test"] == 1.0
+    assert metrics["accuracy"]["validation"] == 1.0
+    assert metrics["steps"] < 1500  # stopped early at 100% validation accuracy
+    for name in ("config.json", "best_model.keras", "history.jsonl", "errors_test.jsonl"):
+        assert (run_dir / name).exists()
+
+
+def test_rerun_resumes_without_training_again(trained_run, capsys):
+    from compgen_tf.train import main
+
+    run_dir, argv = trained_run
+    history = (run_dir / "history.jsonl").read_text()
+    capsys.readouterr()
+    assert main(argv) == 0
+    assert "test exact match 1.0000" in capsys.readouterr().out
+    assert (run_dir / "history.jsonl").read_text() == history
+
+
+def test_evaluate_cli_scores_episodes(trained_run, capsys):
+    from compgen_tf.evaluate import main
+
+    run_dir, _ = trained_run
+    assert main(["--run", str(run_dir), "--splits", "train", "test"]) == 0
+    out = capsys.readouterr().out
+    assert "train: exact match 1.0000" in out and "test: exact match 1.0000" in out
+    assert json.loads((run_dir / "metrics.json").read_text())["accuracy"]["train"] == 1.0
+
+
+def test_task_is_required_and_split_rejected(tmp_path, capsys):
+    from compgen_tf.train import main
+
+    assert main(["--model", "meta_seq2seq"]) == 2
+    assert "needs --task" in capsys.readouterr().err
+    assert main(["--model", "meta_seq2seq", "--task", "nope", "--output",
+                 str(tmp_path / "r")]) == 2
+    assert "valid tasks" in capsys.readouterr().err
+    from compgen_tf.meta_training import resolve_config
+
+    config = resolve_config("add_jump_permutation", no_support_loss=True,
+                            no_decoder_attention=True)
+    assert config["model_args"]["support_loss"] is False
+    assert config["model_args"]["decoder_attention"] is False
+    assert resolve_config("add_jump_permutation")["model_args"]["support_loss"] is True
+
+
+def test_export_serves_episodes_in_a_tensorflow_only_process(trained_run, tmp_path):
+    run_dir, _ = trained_run
+    out_dir = tmp_path / "serving" / "1"
+    from compgen_tf.export import main
+
+    assert main(["--run", str(run_dir), "--out", str(out_dir)]) == 0
+    episode = episodes.test_episodes("mutual_exclusivity")[0]
+    served = run("-c", f"""
+import json, sys
+import tensorflow as tf
+serve = tf.saved_model.load({str(out_dir)!r}).signatures["serving_default"]
+out = serve(support_commands=tf.constant({list(episode.support_commands)!r}),
+            support_actions=tf.constant({list(episode.support_actions)!r}),
+            query_commands=tf.constant({list(episode.query_commands) + ["dax blicket"]!r}))
+print(json.dumps([[a.decode() for a in out["actions"].numpy()],
+                  [e.decode() for e in out["error"].numpy()]]))
+print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_tf", "tfds_scan"))))
+""").stdout.strip().splitlines()
+    (actions, errors), library_modules = json.loads(served[-2]), json.loads(served[-1])
+    assert library_modules == []
+    assert actions[:-1] == list(episode.query_actions)
+    assert errors[:-1] == [""] * len(episode.query_commands)
+    assert actions[-1] == "" and errors[-1] == "unknown word(s): blicket"
+
+
+def test_plot_memory_and_decoder_attention(trained_run, tmp_path):
+    from compgen_tf.plot_meta_attention import episode_attention, main
+    from compgen_tf.runs import load_run_model
+
+    run_dir, _ = trained_run
+    episode = episodes.test_episodes("mutual_exclusivity")[0]
+    query = episode.query_commands[0]
+    result = episode_attention(load_run_model(run_dir), episode.support_commands,
+                               episode.support_actions, query)
+    assert result["memory"].shape == (len(query.split()) + 1, 3)
+    assert result["decoder"].shape == (len(query.split()) + 1, len(query.split()) + 1)
+    assert " ".join(result["outputs"][:-1]) == episode.query_actions[0]
+    out = tmp_path / "attention.png"
+    assert main(["--run", str(run_dir), "--query", query, "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
