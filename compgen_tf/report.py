@@ -376,7 +376,11 @@ def read_history(path: Path) -> list[tuple[int, float]]:
 
 
 def plot_curves(entry: dict, name: str, runs_dir: Path, path: Path) -> bool:
-    """Validation accuracy against step for each seed whose history is here; False if none."""
+    """Validation accuracy against step for each seed whose history is here.
+
+    Without any history here (the runs were trained on another machine), a curve plot
+    committed earlier is kept as it is; False when there is neither.
+    """
     curves = []
     for run in sorted(entry["runs"], key=lambda r: r["seed"]):
         history = runs_dir / entry["model"] / name / f"seed{run['seed']}" / "history.jsonl"
@@ -385,7 +389,7 @@ def plot_curves(entry: dict, name: str, runs_dir: Path, path: Path) -> bool:
             if points:
                 curves.append((run["seed"], points))
     if not curves:
-        return False
+        return path.exists()
     plt = _matplotlib()
     figure, axes = plt.subplots(figsize=(6.4, 3.6))
     for seed, points in curves:

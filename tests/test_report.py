@@ -133,3 +133,14 @@ def test_malformed_results_file_is_named(results_dir, capsys, content, message):
     assert generate(results_dir) == 2
     err = capsys.readouterr().err
     assert str(bad) in err and message in err, err
+
+
+def test_curves_of_runs_trained_elsewhere_are_kept(results_dir):
+    assert generate(results_dir) == 0
+    curves = results_dir / "plots" / "seq2seq__simple__curves.png"
+    committed = curves.read_bytes()
+    # Regenerating where the run directories are absent keeps the committed plot and its link.
+    assert report(["--results-dir", str(results_dir),
+                   "--runs-dir", str(results_dir.parent / "no_runs_here")]) == 0
+    assert curves.read_bytes() == committed
+    assert "](plots/seq2seq__simple__curves.png)" in (results_dir / "README.md").read_text()
