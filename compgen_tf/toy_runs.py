@@ -37,7 +37,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
-from compgen_tf.config import config_differences
+from compgen_tf.runs import prepare_run_dir
 from compgen_tf.versions import package_versions
 
 MODEL_TASKS = {
@@ -216,19 +216,11 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     `data` (from `task_data`) saves regenerating the datasets.
     """
     run_dir = Path(run_dir)
-    resolved = dict(config, seed=seed)
-    config_file, metrics_file = run_dir / "config.json", run_dir / "metrics.json"
-    if config_file.exists():
-        previous = json.loads(config_file.read_text())
-        if previous != resolved:
-            raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
-                             f"another --output or delete it (differences: "
-                             f"{config_differences(previous, resolved)})")
-        if metrics_file.exists():
-            print(f"{run_dir} is finished: not trained again")
-            return json.loads(metrics_file.read_text())
-    run_dir.mkdir(parents=True, exist_ok=True)
-    config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+    metrics_file = run_dir / "metrics.json"
+    prepare_run_dir(run_dir, dict(config, seed=seed))
+    if metrics_file.exists():
+        print(f"{run_dir} is finished: not trained again")
+        return json.loads(metrics_file.read_text())
     task, training = config["task"], config["training"]
     data = data or task_data(task, seed, config["data"])
     keras.utils.set_random_seed(seed)
