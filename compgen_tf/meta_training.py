@@ -29,7 +29,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
-from compgen_tf.trainer import BEST_MODEL, masked_cross_entropy
+from compgen_tf.trainer import BEST_MODEL, masked_cross_entropy, record_validation
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import PAD_ID
 from tfds_scan import episodes
@@ -174,17 +174,12 @@ class MetaTrainer:
     def _validate(self, loss) -> float:
         p, s = self.progress, self.settings
         accuracy, _ = evaluate_episodes(self.model, self.validation)
-        if accuracy > float(p["best_accuracy"].numpy()):
-            p["best_accuracy"].assign(accuracy)
-            p["best_step"].assign(self.step)
-            p["evaluations_since_best"].assign(0)
+
+        def save_best():
             self.model.save(self.run_dir / BEST_MODEL)
             self.manager.save(checkpoint_number=self.step)
-        else:
-            p["evaluations_since_best"].assign_add(1)
-        if (accuracy >= s["stop_at_accuracy"]
-                or int(p["evaluations_since_best"].numpy()) >= s["patience"]):
-            p["finished"].assign(1)
+
+        record_validation(p, s, self.step, accuracy, save_best)
         with open(self.run_dir / "history.jsonl", "a") as history:
             history.write(json.dumps({"step": self.step, "loss": round(loss, 5),
                                       "val_accuracy": accuracy,

@@ -49,6 +49,24 @@ def pad_to_replicas(source, target, replicas: int):
     return np.concatenate([source, empty_source]), np.concatenate([target, empty_target])
 
 
+def record_validation(progress: dict, settings: dict, step: int, accuracy: float, save_best):
+    """Model selection and early stopping on one validation accuracy.
+
+    `progress` holds the trainer's tf.Variables (`best_accuracy`, `best_step`,
+    `evaluations_since_best`, `finished`); `save_best()` is called on a new best.
+    """
+    if accuracy > float(progress["best_accuracy"].numpy()):
+        progress["best_accuracy"].assign(accuracy)
+        progress["best_step"].assign(step)
+        progress["evaluations_since_best"].assign(0)
+        save_best()
+    else:
+        progress["evaluations_since_best"].assign_add(1)
+    if (accuracy >= settings["stop_at_accuracy"]
+            or int(progress["evaluations_since_best"].numpy()) >= settings["patience"]):
+        progress["finished"].assign(1)
+
+
 class Trainer:
     """Fits a `Seq2SeqModel`, selecting the checkpoint with the best validation exact match.
 
@@ -222,21 +240,15 @@ class Trainer:
                 "best_val_accuracy": float(p["best_accuracy"].numpy()),
                 "wall_time_s": round(float(p["elapsed_seconds"].numpy()), 1)}
 
+    def _save_best(self):
+        self.model.save(self.run_dir / BEST_MODEL)
+        # Checkpoint now too, so that a resumed run never disagrees with the saved best model.
+        self.manager.save(checkpoint_number=self.step)
+
     def _validate(self, writer, loss) -> float:
         p, s = self.progress, self.settings
         accuracy = evaluate_split(self.model, self.validation_split, keep_predictions=False).accuracy
-        if accuracy > float(p["best_accuracy"].numpy()):
-            p["best_accuracy"].assign(accuracy)
-            p["best_step"].assign(self.step)
-            p["evaluations_since_best"].assign(0)
-            self.model.save(self.run_dir / BEST_MODEL)
-            # Checkpoint now too, so that a resumed run never disagrees with the saved best model.
-            self.manager.save(checkpoint_number=self.step)
-        else:
-            p["evaluations_since_best"].assign_add(1)
-        if (accuracy >= s["stop_at_accuracy"]
-                or int(p["evaluations_since_best"].numpy()) >= s["patience"]):
-            p["finished"].assign(1)
+        record_validation(p, s, self.step, accuracy, self._save_best)
         with writer.as_default(step=self.step):
             tf.summary.scalar("loss", loss)
             tf.summary.scalar("val_accuracy", accuracy)
