@@ -28,7 +28,7 @@ from pathlib import Path
 
 from compgen_tf import registry
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
-from compgen_tf.results import RESULTS_DIR, run_record, write_results
+from compgen_tf.results import RESULTS_DIR, earlier_results, run_record, write_results
 from compgen_tf.versions import package_versions
 
 
@@ -64,6 +64,13 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     config.update(model=args.model, split=args.split)
+    if not args.no_results:
+        try:
+            earlier_results(Path(args.results_dir) / args.model / f"{name}.json", args.split,
+                            config)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
 
     command = "python -m compgen_tf.reproduce " + shlex.join(_without_jobs(argv))
     seeds = range(args.first_seed, args.first_seed + args.seeds)
@@ -89,8 +96,12 @@ def main(argv=None) -> int:
         print(f"seed {seed}: test {runs[-1]['test_accuracy']:.4f} "
               f"validation {runs[-1]['val_accuracy']:.4f} ({runs[-1]['wall_time_s']} s)",
               flush=True)
-    path = write_results(args.model, args.split, command, runs, package_versions(), name=name,
-                         results_dir=Path(args.results_dir), config=config)
+    try:
+        path = write_results(args.model, args.split, command, runs, package_versions(),
+                             name=name, results_dir=Path(args.results_dir), config=config)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     summary = json.loads(path.read_text())["summary"]
     print(f"{path}: mean {summary['mean']:.4f} median {summary['median']:.4f} "
           f"std {summary['std']:.4f} over {summary['n']} seeds")

@@ -4,7 +4,8 @@
 `{"model", "split", "command", "versions", "runs": [{"seed", "val_accuracy",
 "test_accuracy", "wall_time_s", "steps"}], "summary": {"n", "mean", "median",
 "std", "min", "max"}}`, accuracies as fractions of exact matches; `std` is the
-sample standard deviation (0 for a single run).
+sample standard deviation (0 for a single run). Each run also records the `command`
+that trained it (a file can gather seeds from several commands: `write_results`).
 """
 
 from __future__ import annotations
@@ -35,13 +36,41 @@ def run_record(metrics: dict) -> dict:
             "steps": metrics["steps"], "best_step": metrics.get("best_step")}
 
 
+def earlier_results(path, split: str, config) -> dict | None:
+    """The results file at `path` if it exists and holds runs of `split` under `config`.
+
+    Raises `ValueError` when it holds another configuration or split: those runs must not
+    be pooled with new ones. Commands call this before training, not only when writing.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    earlier = load_results(path)
+    if earlier.get("config") != config or earlier["split"] != split:
+        raise ValueError(f"{path} holds runs of another configuration or split; give these "
+                         f"runs another name (--name / --variant) or move that file away first")
+    return earlier
+
+
 def write_results(model: str, split: str, command: str, runs: list[dict], versions: dict,
                   name: str | None = None, results_dir: Path = RESULTS_DIR, **extra) -> Path:
-    """Writes `results_dir/<model>/<name or split>.json`; returns its path."""
+    """Writes `results_dir/<model>/<name or split>.json`; returns its path.
+
+    Every run records the command that trained it. When the file already holds runs of
+    the same configuration (`extra["config"]`), the runs of seeds not given here are kept,
+    so a result grows seed by seed across commands and machines; the top-level `command`
+    is the latest. A file of another configuration is never mixed in: `ValueError`.
+    """
+    path = Path(results_dir) / model / f"{name or split}.json"
+    runs = [{**run, "command": run.get("command", command)} for run in runs]
+    earlier = earlier_results(path, split, extra.get("config"))
+    if earlier:
+        trained_now = {run["seed"] for run in runs}
+        runs += [{**run, "command": run.get("command", earlier["command"])}
+                 for run in earlier["runs"] if run["seed"] not in trained_now]
     runs = sorted(runs, key=lambda r: r["seed"])
     document = {"model": model, "split": split, "command": command, "versions": versions,
                 "runs": runs, "summary": summarize(r["test_accuracy"] for r in runs), **extra}
-    path = Path(results_dir) / model / f"{name or split}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written aside and renamed so that a reader, or a second `reproduce` writing the same
     # file, never sees half of it.

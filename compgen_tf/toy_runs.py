@@ -38,6 +38,7 @@ import tensorflow as tf
 
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
 from compgen_tf.runs import prepare_run_dir
+from compgen_tf.trainer import learning_rate_schedule
 from compgen_tf.versions import package_versions
 
 MODEL_TASKS = {
@@ -225,7 +226,7 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     data = data or task_data(task, seed, config["data"])
     keras.utils.set_random_seed(seed)
     model = build_model(config["model"], task, config["model_args"])
-    model.compile(optimizer=keras.optimizers.Adam(training.get("learning_rate", 1e-3),
+    model.compile(optimizer=keras.optimizers.Adam(learning_rate_schedule(training),
                                                   global_clipnorm=training.get("clip_norm")),
                   loss=model.loss, jit_compile=training.get("jit_compile", False))
     inputs, targets, weights = data["fit"]
@@ -341,13 +342,16 @@ def main(argv=None) -> int:
     import shlex
     import sys
 
-    from compgen_tf.results import RESULTS_DIR, write_results
+    from compgen_tf.results import RESULTS_DIR, earlier_results, write_results
     from compgen_tf.train import build_parser
 
     parser = build_parser()
     parser.prog = "python -m compgen_tf.toy_runs"
-    parser.description = "Trains seeds 0..N-1 of a toy-task model and writes its results."
+    parser.description = "Trains seeds of a toy-task model and writes its results."
     parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default: 5)")
+    parser.add_argument("--first-seed", type=int, default=0,
+                        help="train seeds FIRST..FIRST+N-1; the results file keeps the earlier "
+                        "seeds of the same configuration")
     parser.add_argument("--runs-dir", default="runs", help="parent of the run directories")
     parser.add_argument("--results-dir", default=str(RESULTS_DIR))
     parser.add_argument("--variant", help="name of a variant configuration (pass it with "
@@ -363,7 +367,17 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     metrics_list = []
-    for seed in range(args.seeds):
+    if args.seeds < 1 or args.first_seed < 0:
+        parser.error("--seeds must be at least 1 and --first-seed at least 0")
+    try:
+        for name in TEST_SPLITS[args.task].values():
+            name = f"{name}_{args.variant}" if args.variant else name
+            earlier_results(Path(args.results_dir) / args.model / f"{name}.json", args.task,
+                            config)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         task_dir = f"{args.task}_{args.variant}" if args.variant else args.task
         run_dir = Path(args.runs_dir) / args.model / task_dir / f"seed{seed}"
         metrics = train_toy_run(config, run_dir, seed=seed, verbose=0 if args.quiet else 1,
@@ -372,9 +386,12 @@ def main(argv=None) -> int:
         print(f"seed {seed}: {metrics['accuracy']} ({metrics['wall_time_s']} s)", flush=True)
     for name, records in results_records(metrics_list, args.task).items():
         name = f"{name}_{args.variant}" if args.variant else name
-        path = write_results(args.model, args.task, command, records, package_versions(),
-                             name=name, results_dir=Path(args.results_dir),
-                             config=config)
+        try:
+            path = write_results(args.model, args.task, command, records, package_versions(),
+                                 name=name, results_dir=Path(args.results_dir), config=config)
+        except ValueError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         print(f"{name}: test accuracy per seed {[round(r['test_accuracy'], 4) for r in records]}"
               f" -> {path}")
     return 0

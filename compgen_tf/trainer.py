@@ -67,6 +67,16 @@ def record_validation(progress: dict, settings: dict, step: int, accuracy: float
         progress["finished"].assign(1)
 
 
+def learning_rate_schedule(training: dict):
+    """`learning_rate`, multiplied by `learning_rate_decay_factor` every
+    `learning_rate_decay_steps` steps when those are set (a constant rate otherwise)."""
+    rate, steps = training.get("learning_rate", 1e-3), training.get("learning_rate_decay_steps")
+    if not steps:
+        return rate
+    return keras.optimizers.schedules.ExponentialDecay(
+        rate, steps, training.get("learning_rate_decay_factor", 1.0), staircase=True)
+
+
 class Trainer:
     """Fits a `Seq2SeqModel`, selecting the checkpoint with the best validation exact match.
 
@@ -119,7 +129,8 @@ class Trainer:
         with self.strategy.scope():
             # Clipping happens in the train step, after the replicas' gradients are summed:
             # Keras' own global_clipnorm would clip each replica's part before the sum.
-            self.optimizer = keras.optimizers.Adam(learning_rate=self._learning_rate())
+            self.optimizer = keras.optimizers.Adam(
+                learning_rate=learning_rate_schedule(self.settings))
             if not model.built:
                 model.build()
             self.optimizer.build(model.trainable_variables)
@@ -131,13 +142,6 @@ class Trainer:
         self.manager = tf.train.CheckpointManager(self.checkpoint, self.run_dir / "checkpoints",
                                                   max_to_keep=2)
         self._train_step = self._make_train_step()
-
-    def _learning_rate(self):
-        rate, steps = self.settings["learning_rate"], self.settings["learning_rate_decay_steps"]
-        if not steps:
-            return rate
-        return keras.optimizers.schedules.ExponentialDecay(
-            rate, steps, self.settings["learning_rate_decay_factor"], staircase=True)
 
     def _make_train_step(self):
         model, optimizer, strategy = self.model, self.optimizer, self.strategy

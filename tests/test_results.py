@@ -30,6 +30,27 @@ def test_write_results_schema(tmp_path):
         load_results(tmp_path / "bad.json")
 
 
+def test_results_of_the_same_configuration_gather_seeds_across_commands(tmp_path):
+    def run(seed, accuracy):
+        return {"seed": seed, "val_accuracy": 1.0, "test_accuracy": accuracy,
+                "wall_time_s": 1.0, "steps": 10}
+
+    config = {"training": {"max_steps": 10}}
+    write_results("m", "simple", "first", [run(0, 0.5), run(1, 1.0)], {}, results_dir=tmp_path,
+                  config=config)
+    path = write_results("m", "simple", "second", [run(1, 0.0), run(2, 0.75)], {},
+                         results_dir=tmp_path, config=config)
+    document = load_results(path)
+    assert [(r["seed"], r["test_accuracy"], r["command"]) for r in document["runs"]] == [
+        (0, 0.5, "first"), (1, 0.0, "second"), (2, 0.75, "second")]
+    assert document["command"] == "second"
+    assert document["summary"]["n"] == 3 and document["summary"]["median"] == 0.5
+    with pytest.raises(ValueError, match="another configuration"):
+        write_results("m", "simple", "third", [run(3, 1.0)], {}, results_dir=tmp_path,
+                      config={"training": {"max_steps": 20}})
+    assert load_results(path)["summary"]["n"] == 3
+
+
 TINY_SIZES = {
     "seq2seq": ["model_args.hidden_units=4", "model_args.embedding_dim=4"],
     "equivariant_seq2seq": ["model_args.hidden_units=4", "model_args.embedding_dim=4"],

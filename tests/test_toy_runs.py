@@ -77,7 +77,8 @@ def test_cli_errors(argv, message, capsys):
 def test_reproduce_writes_results_per_test_split(tmp_path):
     argv = ["--model", "lstm_baseline", "--task", "palindromes", "--seeds", "2",
             "--steps", "4", "--set", "training.eval_every=2", "--set", "data.train_size=120",
-            "--set", "data.test_size=12", "--set", "training.jit_compile=false", "--quiet", "--runs-dir", str(tmp_path / "runs"),
+            "--set", "data.test_size=12", "--set", "training.jit_compile=false", "--quiet",
+            "--runs-dir", str(tmp_path / "runs"),
             "--results-dir", str(tmp_path / "results")]
     assert toy_runs.main(argv) == 0
     for name in ("palindromes_in_domain", "palindromes_long"):
@@ -91,3 +92,14 @@ def test_reproduce_writes_results_per_test_split(tmp_path):
     assert (tmp_path / "runs" / "lstm_baseline" / "palindromes_lr3" / "seed0").exists()
     assert load_results(tmp_path / "results" / "lstm_baseline" / "palindromes_long_lr3.json")[
         "config"]["training"]["learning_rate"] == 0.003
+    # More seeds of the same configuration join the file; another configuration under the
+    # same name is refused before anything is trained.
+    assert toy_runs.main(argv[:4] + ["--seeds", "1", "--first-seed", "2"] + argv[6:]) == 0
+    document = load_results(tmp_path / "results" / "lstm_baseline" / "palindromes_long.json")
+    assert [r["seed"] for r in document["runs"]] == [0, 1, 2]
+    assert "--first-seed" in document["runs"][2]["command"]
+    assert "--first-seed" not in document["runs"][0]["command"]
+    changed = argv[:4] + ["--seeds", "1", "--first-seed", "3"] + argv[6:] + [
+        "--set", "training.learning_rate=0.003"]
+    assert toy_runs.main(changed) == 2
+    assert not (tmp_path / "runs" / "lstm_baseline" / "palindromes" / "seed3").exists()

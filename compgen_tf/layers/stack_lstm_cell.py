@@ -83,12 +83,22 @@ class StackLSTMCell(keras.layers.Layer):
                                       initializer=self.kernel_initializer)
         self.bias = self.add_weight(name="bias", shape=(6 * n,), initializer="zeros")
 
-    def call(self, inputs, states, training=False):
-        h, stacks = states
+    def stack_filters(self, inputs, h):
+        """The softmax filters (batch, units, 3) = (push, keep, pop) weights of eq. (7)
+        for input `inputs` (batch, M) and hidden state `h` (batch, units)."""
+        return self._gates(inputs, h)[0]
+
+    def _gates(self, inputs, h):
         n = self.units
         z = tf.matmul(tf.concat([h, inputs], -1), self.kernel) + self.bias
         filter_logits, input_gate, candidate, output_gate = tf.split(z, [3 * n, n, n, n], -1)
         filters = tf.nn.softmax(tf.reshape(filter_logits, [-1, n, 3]), axis=-1)
+        return filters, input_gate, candidate, output_gate
+
+    def call(self, inputs, states, training=False):
+        h, stacks = states
+        n = self.units
+        filters, input_gate, candidate, output_gate = self._gates(inputs, h)
         stacks = shift_stacks(tf.reshape(stacks, [-1, n, self.depth]), filters)
         written = tf.sigmoid(input_gate) * tf.tanh(candidate)
         stacks = tf.concat([stacks[..., :1] + written[..., None], stacks[..., 1:]], -1)
