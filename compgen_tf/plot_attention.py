@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from compgen_tf.plotting import pyplot, save_figure
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 
@@ -43,10 +44,7 @@ def attention_map(model, command: str):
 
 def plot_attention(model, command: str, path) -> Path:
     """Draws the attention of `model` translating `command` into the PNG `path`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     inputs, outputs, weights = attention_map(model, command)
     figure, axes = plt.subplots(figsize=(1.0 + 0.6 * len(inputs), 1.0 + 0.3 * len(outputs)))
@@ -58,11 +56,7 @@ def plot_attention(model, command: str, path) -> Path:
     axes.set_title(command, fontsize=9)
     figure.colorbar(image, ax=axes, fraction=0.05)
     figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def main(argv=None) -> int:

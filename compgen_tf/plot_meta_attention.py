@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from compgen_tf.plotting import pyplot, save_figure
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD_ID
 
 
@@ -46,10 +47,7 @@ def episode_attention(model, support_commands, support_actions, query: str):
 
 def plot_episode_attention(model, support_commands, support_actions, query: str, path) -> Path:
     """Draws the memory and decoder attention for `query` into the PNG `path`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     result = episode_attention(model, support_commands, support_actions, query)
     support_labels = [f"{c} → {a}" if len(c) + len(a) < 40 else c
@@ -72,11 +70,7 @@ def plot_episode_attention(model, support_commands, support_actions, query: str,
     figure.suptitle(f"{query} → {' '.join(t for t in result['outputs'] if t != EOS)}",
                     fontsize=9)
     figure.tight_layout()
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def main(argv=None) -> int:

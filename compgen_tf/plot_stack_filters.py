@@ -25,6 +25,7 @@ import tensorflow as tf
 
 from compgen_tf.layers.stack_lstm_cell import StackLSTMCell
 from compgen_tf.models.palindromes import SYMBOLS
+from compgen_tf.plotting import pyplot, save_figure
 
 FILTER_TAPS = ("push", "keep", "pop")
 
@@ -79,10 +80,7 @@ def push_profile(model, strings) -> dict[str, np.ndarray]:
 
 def plot_stack_filters(model, string: str, path) -> Path:
     """Draws the push/keep/pop weights of every unit along `string` into the PNG `path`."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    plt = pyplot()
 
     symbols, filters = stack_filter_trace(model, string)
     units = filters.shape[1]
@@ -97,11 +95,7 @@ def plot_stack_filters(model, string: str, path) -> Path:
     axes[-1].set_xlabel("input symbol")
     axes[0].set_title(f"stack filters reading: {string}", fontsize=9)
     figure.colorbar(image, ax=list(axes), fraction=0.04)
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
-    return path
+    return save_figure(figure, path)
 
 
 def main(argv=None) -> int:

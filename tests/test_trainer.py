@@ -7,7 +7,7 @@ import pytest
 import tfds_scan
 from compgen_tf.data import encode_split, epoch_batches, gather_batch
 from compgen_tf.models import AttentionSeq2Seq
-from compgen_tf.trainer import BEST_MODEL, Trainer
+from compgen_tf.trainer import BEST_MODEL, Trainer, learning_rate_schedule
 from compgen_tf.vocabulary import Vocabulary
 
 # A small slice of SCAN: the commands of at most 3 words.
@@ -82,3 +82,11 @@ def test_tiny_run_learns_training_set_and_keeps_best_model(tmp_path):
     best = keras.saving.load_model(tmp_path / BEST_MODEL)
     commands = [c for c, _ in EXAMPLES]
     assert best.translate(commands) == [a for _, a in EXAMPLES]
+
+
+def test_learning_rate_schedule_is_constant_or_halves_stepwise():
+    assert learning_rate_schedule({"learning_rate": 0.01}) == 0.01
+    schedule = learning_rate_schedule({"learning_rate": 0.01, "learning_rate_decay_steps": 1000,
+                                       "learning_rate_decay_factor": 0.5})
+    rates = [float(schedule(step)) for step in (0, 999, 1000, 2500)]
+    np.testing.assert_allclose(rates, [0.01, 0.01, 0.005, 0.0025], rtol=1e-6)
