@@ -1,0 +1,94 @@
+"""Kinds of wrong translations in a run: `python -m compgen_tf.error_analysis --run DIR`.
+
+Reads `DIR/errors_<split>.jsonl` (written by `compgen_tf.evaluate` and at the end of
+training) and sorts every wrong translation into one kind, the first that applies:
+
+| kind | the prediction |
+|---|---|
+| `stops_early` | is a proper prefix of the expected actions |
+| `runs_over` | continues past the expected actions (they are its proper prefix) |
+| `missing_action` | never emits an action that the expected sequence contains |
+| `other` | anything else (a right set of actions in a wrong order or count) |
+
+On add-jump these kinds separate the Syntactic Attention paper's failure modes: a
+model that reads `jump` like the end of a command stops early; one whose semantic
+stream never learned `jump`'s action misses `I_JUMP`; counting errors stop early or
+run over. Prints the counts with an example of each and writes
+`DIR/error_kinds_<split>.json`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+KINDS = ("stops_early", "runs_over", "missing_action", "other")
+
+
+def error_kind(expected: str, predicted: str) -> tuple[str, list[str]]:
+    """The kind of one wrong translation, and the expected actions it never emits."""
+    want, got = expected.split(), predicted.split()
+    if want == got:
+        raise ValueError(f"not an error: {expected!r} was predicted exactly")
+    if len(got) < len(want) and want[:len(got)] == got:
+        return "stops_early", []
+    if len(got) > len(want) and got[:len(want)] == want:
+        return "runs_over", []
+    missing = sorted(set(want) - set(got))
+    return ("missing_action", missing) if missing else ("other", [])
+
+
+def classify_errors(records) -> dict:
+    """{"errors", "kinds": {kind: count}, "missing_actions": {action: count},
+    "examples": {kind: first record of that kind}} over `records` of
+    {command, expected, predicted}."""
+    kinds, missing_actions, examples = Counter(), Counter(), {}
+    for record in records:
+        kind, missing = error_kind(record["expected"], record["predicted"])
+        kinds[kind] += 1
+        missing_actions.update(missing)
+        examples.setdefault(kind, record)
+    return {"errors": sum(kinds.values()), "kinds": {k: kinds[k] for k in KINDS},
+            "missing_actions": dict(sorted(missing_actions.items())), "examples": examples}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf.error_analysis",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
+    parser.add_argument("--split", default="test", help="which errors_<split>.jsonl to read")
+    args = parser.parse_args(argv)
+    errors_file = Path(args.run) / f"errors_{args.split}.jsonl"
+    if not errors_file.exists():
+        print(f"error: {errors_file} does not exist; run `python -m compgen_tf.evaluate "
+              f"--run {args.run}` first", file=sys.stderr)
+        return 2
+    try:
+        records = [json.loads(line) for line in errors_file.read_text().splitlines() if line]
+        analysis = classify_errors(records)
+    except (json.JSONDecodeError, KeyError, ValueError) as error:
+        print(f"error: {errors_file}: {error}", file=sys.stderr)
+        return 2
+    print(f"{analysis['errors']} wrong translations on {args.split}")
+    for kind in KINDS:
+        count = analysis["kinds"][kind]
+        share = count / analysis["errors"] if analysis["errors"] else 0.0
+        print(f"  {kind:<15} {count:>6}  ({share:.1%})")
+        if kind in analysis["examples"]:
+            example = analysis["examples"][kind]
+            print(f"      e.g. {example['command']!r} -> {example['predicted']!r}")
+    if analysis["missing_actions"]:
+        print("  never emitted: " + ", ".join(f"{action} ({count})" for action, count
+                                               in analysis["missing_actions"].items()))
+    out = Path(args.run) / f"error_kinds_{args.split}.json"
+    out.write_text(json.dumps(analysis, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
