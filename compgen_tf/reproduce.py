@@ -96,12 +96,8 @@ def main(argv=None) -> int:
         print(f"seed {seed}: test {runs[-1]['test_accuracy']:.4f} "
               f"validation {runs[-1]['val_accuracy']:.4f} ({runs[-1]['wall_time_s']} s)",
               flush=True)
-    try:
-        path = write_results(args.model, args.split, command, runs, package_versions(),
-                             name=name, results_dir=Path(args.results_dir), config=config)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    path = write_results(args.model, args.split, command, runs, package_versions(), name=name,
+                         results_dir=Path(args.results_dir), config=config)
     summary = json.loads(path.read_text())["summary"]
     print(f"{path}: mean {summary['mean']:.4f} median {summary['median']:.4f} "
           f"std {summary['std']:.4f} over {summary['n']} seeds")

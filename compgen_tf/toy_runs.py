@@ -366,7 +366,6 @@ def main(argv=None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    metrics_list = []
     if args.seeds < 1 or args.first_seed < 0:
         parser.error("--seeds must be at least 1 and --first-seed at least 0")
     try:
@@ -377,6 +376,7 @@ def main(argv=None) -> int:
     except ValueError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    metrics_list = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         task_dir = f"{args.task}_{args.variant}" if args.variant else args.task
         run_dir = Path(args.runs_dir) / args.model / task_dir / f"seed{seed}"
@@ -386,12 +386,8 @@ def main(argv=None) -> int:
         print(f"seed {seed}: {metrics['accuracy']} ({metrics['wall_time_s']} s)", flush=True)
     for name, records in results_records(metrics_list, args.task).items():
         name = f"{name}_{args.variant}" if args.variant else name
-        try:
-            path = write_results(args.model, args.task, command, records, package_versions(),
-                                 name=name, results_dir=Path(args.results_dir), config=config)
-        except ValueError as error:
-            print(f"error: {error}", file=sys.stderr)
-            return 2
+        path = write_results(args.model, args.task, command, records, package_versions(),
+                             name=name, results_dir=Path(args.results_dir), config=config)
         print(f"{name}: test accuracy per seed {[round(r['test_accuracy'], 4) for r in records]}"
               f" -> {path}")
     return 0
