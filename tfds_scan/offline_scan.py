@@ -7,9 +7,9 @@ downloads the official files.
 from __future__ import annotations
 
 import tensorflow_datasets as tfds
-from etils import epath
 
 from tfds_scan import splits
+from tfds_scan.local_code_path import LocalCodePath
 
 _CITATION = """\
 @inproceedings{lake2018generalization,
@@ -31,7 +31,7 @@ Example keys are line indices within each split.
 """
 
 
-class OfflineScan(tfds.core.GeneratorBasedBuilder):
+class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
     """SCAN splits generated offline, in official order and multiplicity.
 
     Example:
@@ -52,14 +52,6 @@ class OfflineScan(tfds.core.GeneratorBasedBuilder):
         tfds.core.BuilderConfig(name=name, description=splits.CONFIG_DESCRIPTIONS[name])
         for name in splits.CONFIG_NAMES
     ]
-
-    @tfds.core.utils.classproperty
-    @classmethod
-    def code_path(cls) -> epath.Path:
-        # TFDS 4.9.10's own lookup touches the `importlib_resources` backport, which it only
-        # declares for Python < 3.9, so download_and_prepare fails without it. This is the
-        # value that lookup would return.
-        return epath.Path(__file__)
 
     def _info(self) -> tfds.core.DatasetInfo:
         return tfds.core.DatasetInfo(

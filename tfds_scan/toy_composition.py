@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import tensorflow_datasets as tfds
-from etils import epath
 
 from tfds_scan import toy_tasks
+from tfds_scan.local_code_path import LocalCodePath
 
 
 @dataclasses.dataclass
@@ -17,7 +17,7 @@ class ToyCompositionConfig(tfds.core.BuilderConfig):
     seed: int = 0
 
 
-class ToyComposition(tfds.core.GeneratorBasedBuilder):
+class ToyComposition(LocalCodePath, tfds.core.GeneratorBasedBuilder):
     """`jump four` -> `JUMP JUMP JUMP JUMP` over 10 commands x 10 modifiers.
 
     1,000 pairs are drawn with replacement; all instances of 3 command-modifier
@@ -39,12 +39,6 @@ class ToyComposition(tfds.core.GeneratorBasedBuilder):
                              description=f"pairs and held-out combinations drawn with seed {seed}")
         for seed in range(5)
     ]
-
-    @tfds.core.utils.classproperty
-    @classmethod
-    def code_path(cls) -> epath.Path:
-        # As in OfflineScan: TFDS 4.9.10's lookup needs a backport this environment lacks.
-        return epath.Path(__file__)
 
     def _info(self) -> tfds.core.DatasetInfo:
         return tfds.core.DatasetInfo(

@@ -6,9 +6,9 @@ import dataclasses
 
 import numpy as np
 import tensorflow_datasets as tfds
-from etils import epath
 
 from tfds_scan import toy_tasks
+from tfds_scan.local_code_path import LocalCodePath
 
 
 @dataclasses.dataclass
@@ -21,7 +21,7 @@ class ToyPalindromesConfig(tfds.core.BuilderConfig):
     test_size: int = 1_000
 
 
-class ToyPalindromes(tfds.core.GeneratorBasedBuilder):
+class ToyPalindromes(LocalCodePath, tfds.core.GeneratorBasedBuilder):
     """Strings of S -> aSa | bSb | cSc | dSd | o, for next-symbol prediction.
 
     Config `standard`: `train` (100,000 strings of lengths 15-25), `test` (unseen
@@ -43,12 +43,6 @@ class ToyPalindromes(tfds.core.GeneratorBasedBuilder):
         ToyPalindromesConfig(name="depth", depth=True,
                              description="train without > 4 `a`s, test only with > 4 `a`s"),
     ]
-
-    @tfds.core.utils.classproperty
-    @classmethod
-    def code_path(cls) -> epath.Path:
-        # As in OfflineScan: TFDS 4.9.10's lookup needs a backport this environment lacks.
-        return epath.Path(__file__)
 
     def _info(self) -> tfds.core.DatasetInfo:
         return tfds.core.DatasetInfo(
