@@ -91,6 +91,63 @@ class Group:
         """`idx[g, h]` = the index of g^-1·h: the gather table of group convolutions."""
         return self.table[self.inverses]
 
+    @property
+    def is_abelian(self) -> bool:
+        return bool(np.array_equal(self.table, self.table.T))
+
+    def right_translations(self) -> np.ndarray:
+        """(|G|, |G|, |G|) 0/1 matrices S with S[u, g, h] = 1 iff h = g·u: (S_u f)(g) = f(g·u).
+
+        A group convolution is a sum of these, out = sum_u S_u f psi(u) (Definition 4
+        of Gordon et al. 2020, with h = g·u).
+        """
+        n = self.order
+        matrices = np.zeros((n, n, n))
+        for u in self.elements:
+            matrices[u, np.arange(n), self.table[:, u]] = 1.0
+        return matrices
+
+    def real_fourier_basis(self) -> tuple[np.ndarray, int]:
+        """An orthonormal basis of the functions on an abelian group that splits every
+        right translation into blocks of size 1 and 2.
+
+        The characters of an abelian group are the common eigenvectors of its
+        translations. Real characters give 1-dimensional blocks; each pair of
+        complex-conjugate characters chi, conj(chi) gives a 2-dimensional block,
+        spanned by Re chi and Im chi, on which S_u acts as a rotation. In this
+        basis a group convolution costs about |G| products of K x K' matrices
+        instead of one product of a (|G|·K) x (|G|·K') matrix.
+
+        Returns:
+            (basis, real): `basis` (|G|, |G|), orthogonal, columns the basis
+            functions: first the `real` real characters, then the two columns
+            of each conjugate pair, side by side. `basis.T @ S_u @ basis` is
+            block-diagonal for every u.
+
+        Raises:
+            ValueError: for a non-abelian group (its irreducible representations
+                can be larger than 2; use the dense convolution matrix).
+        """
+        if not self.is_abelian:
+            raise ValueError("real_fourier_basis needs an abelian group")
+        n = self.order
+        translations = self.right_translations()
+        # A generic combination of the translations has one distinct eigenvalue per character.
+        weights = np.random.default_rng(0).normal(size=n)
+        values, vectors = np.linalg.eig(np.tensordot(weights, translations, 1))
+        # chi(identity) = 1 fixes each eigenvector's scale and phase: it is the character.
+        characters = vectors / vectors[self.identity]
+        real, pairs = [], []
+        for value, character in zip(values, characters.T):
+            if abs(value.imag) < 1e-9:
+                real.append(character.real / np.sqrt(n))
+            elif value.imag > 0:  # one of each conjugate pair
+                pairs += [character.real * np.sqrt(2 / n), character.imag * np.sqrt(2 / n)]
+        basis = np.stack(real + pairs, axis=1)
+        if basis.shape != (n, n) or not np.allclose(basis.T @ basis, np.eye(n), atol=1e-9):
+            raise RuntimeError("could not separate the characters of this group")
+        return basis, len(real)
+
     def translate(self, g: int, features, axis: int = -2):
         """Left translation of a function on the group along `axis`: (T_g f)(h) = f(g^-1 h)."""
         return np.take(np.asarray(features), self.table[self.inverse(g)], axis=axis)

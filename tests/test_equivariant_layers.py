@@ -5,9 +5,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compgen_tf.groups import (Symmetry, check_equivariance, ids_transform, regular_transform,
-                               scores_transform)
+from compgen_tf.groups import (Group, Symmetry, check_equivariance, ids_transform,
+                               regular_transform, scores_transform)
 from compgen_tf.layers import GAttention, GDecode, GEmbed, GLSTMCell, GroupConv
+from compgen_tf.layers.group_conv import GroupConvolution
 
 TOLERANCE = 1e-5
 SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "and", "jump", "left", "look", "right", "run",
@@ -91,6 +92,24 @@ def test_group_conv_is_equivariant_and_matches_definition_4(name):
     np.testing.assert_allclose(conv(features).numpy(), expected + bias, atol=1e-5)
     np.testing.assert_allclose(round_trip(conv, features)(features).numpy(),
                                conv(features).numpy())
+
+
+@pytest.mark.parametrize("group", [Group.cyclic(3), Group.cyclic(5),
+                                   Group.from_generators([[1, 2, 0], [1, 0, 2]])[0]],
+                         ids=["Z3", "Z5", "S3"])
+def test_group_convolution_matches_definition_4_in_either_basis(group):
+    """Abelian groups convolve in their real Fourier basis, others with the dense matrix:
+    both are Definition 4, out(g) = sum_h f(h) psi(g^-1 h)."""
+    convolution = GroupConvolution(group)
+    assert convolution.fourier == group.is_abelian
+    kernel = random_features(group.order, 3, 2, seed=4)
+    features = random_features(5, group.order, 3, seed=5)
+    out = convolution.apply(tf.constant(features), convolution.prepare(tf.constant(kernel)))
+    expected = np.zeros((5, group.order, 2))
+    for g in group.elements:
+        for h in group.elements:
+            expected[:, g] += features[:, h] @ kernel[group.compose(group.inverse(g), h)]
+    np.testing.assert_allclose(out.numpy(), expected, atol=1e-5)
 
 
 def test_group_conv_rejects_wrong_group_axis():
@@ -202,16 +221,16 @@ def test_layers_save_and_load_in_a_keras_model(tmp_path):
     assert error < TOLERANCE
 
 
-def test_a_precomputed_matrix_gives_exactly_the_layers_own_result():
-    """Recurrences gather each filter once per sequence and pass the matrix to every step."""
+def test_a_prepared_kernel_gives_exactly_the_layers_own_result():
+    """Recurrences prepare each filter once per sequence and pass it to every step."""
     symmetry = Symmetry.for_scan("verb")
     keras.utils.set_random_seed(3)
     features = random_features(5, 4, 6)
     conv = GroupConv(symmetry, filters=3)
     with pytest.raises(ValueError, match=r"call the layer once"):
-        conv.convolution_matrix()
+        conv.prepare_kernel()
     own = conv(features)
-    np.testing.assert_array_equal(conv(features, conv.convolution_matrix()), own)
+    np.testing.assert_array_equal(conv(features, conv.prepare_kernel()), own)
 
     decode = GDecode(symmetry, TARGET)
     own = decode(features)
@@ -221,7 +240,7 @@ def test_a_precomputed_matrix_gives_exactly_the_layers_own_result():
     flat = features.reshape(5, 24)
     states = [random_features(5, 8, seed=1), random_features(5, 8, seed=2)]
     own_output, own_states = cell(flat, states)
-    output, new_states = cell(flat, states, matrix=cell.convolution_matrix())
+    output, new_states = cell(flat, states, prepared_kernel=cell.prepare_kernel())
     np.testing.assert_array_equal(output, own_output)
     for state, own_state in zip(new_states, own_states):
         np.testing.assert_array_equal(state, own_state)

@@ -126,3 +126,32 @@ def test_ids_and_scores_transforms():
     assert ids_transform(permutations)(1, [[1, 2, 0]]).tolist() == [[2, 1, 0]]
     scores = np.array([[10.0, 20.0, 30.0]])
     assert scores_transform(permutations)(1, scores).tolist() == [[10.0, 30.0, 20.0]]
+
+
+@pytest.mark.parametrize("group", [Group.trivial(), Group.cyclic(2), Group.cyclic(3),
+                                   Group.cyclic(4), Group.cyclic(5),
+                                   Group.direct_product(Group.cyclic(4), Group.cyclic(2))],
+                         ids=["1", "Z2", "Z3", "Z4", "Z5", "Z4xZ2"])
+def test_real_fourier_basis_splits_every_translation_into_small_blocks(group):
+    basis, real = group.real_fourier_basis()
+    n = group.order
+    np.testing.assert_allclose(basis.T @ basis, np.eye(n), atol=1e-12)
+    # Z_n has 1 real character (2 for even n); Z4 x Z2 has 4.
+    assert real == {1: 1, 2: 2, 3: 1, 4: 2, 5: 1, 8: 4}[n]
+    inside = np.zeros((n, n), bool)
+    inside[np.arange(real), np.arange(real)] = True
+    for first in range(real, n, 2):
+        inside[first:first + 2, first:first + 2] = True
+    for u, translation in enumerate(group.right_translations()):
+        # S_u f is f moved by u: (S_u f)(g) = f(g u).
+        f = np.arange(n, dtype=float) ** 2
+        np.testing.assert_array_equal(translation @ f, f[group.table[:, u]])
+        blocks = basis.T @ translation @ basis
+        np.testing.assert_allclose(blocks[~inside], 0.0, atol=1e-12)
+
+
+def test_real_fourier_basis_needs_an_abelian_group():
+    symmetric, _ = Group.from_generators([[1, 2, 0], [1, 0, 2]])
+    assert not symmetric.is_abelian and Group.cyclic(6).is_abelian
+    with pytest.raises(ValueError, match="abelian"):
+        symmetric.real_fourier_basis()

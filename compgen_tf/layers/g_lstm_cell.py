@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.groups import Symmetry
-from compgen_tf.layers.group_conv import _require_built, group_conv_matrix
+from compgen_tf.layers.group_conv import GroupConvolution, _require_built
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -31,9 +31,9 @@ class GLSTMCell(keras.layers.Layer):
     Call arguments:
         inputs: (batch, |G|·K_in) flat features (reshape (batch, |G|, K_in) first).
         states: [h, c], each (batch, |G|·units).
-        matrix: optional, `convolution_matrix()` computed once per sequence by a caller
-            that runs the recurrence itself (`keras.layers.RNN` does not pass it, and
-            the cell then gathers its filters at every step).
+        prepared_kernel: optional, `prepare_kernel()` computed once per sequence by a
+            caller that runs the recurrence itself (`keras.layers.RNN` does not pass it,
+            and the cell then prepares its filters at every step).
 
     Returns:
         (h', [h', c']).
@@ -60,7 +60,7 @@ class GLSTMCell(keras.layers.Layer):
         self.unit_forget_bias = bool(unit_forget_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
-        self._division = np.asarray(self.symmetry.group.left_division_table, np.int32)
+        self._convolution = GroupConvolution(self.symmetry.group)
         size = self.symmetry.group.order * self.units
         self.state_size = [size, size]
         self.output_size = size
@@ -87,21 +87,21 @@ class GLSTMCell(keras.layers.Layer):
         self.bias = self.add_weight(name="bias", shape=(4 * units,),
                                     initializer=keras.initializers.Constant(bias))
 
-    def convolution_matrix(self):
-        """The input and recurrent convolution matrices, stacked: [x; h] (flat) times it
-        gives all four gates in one matmul."""
-        _require_built(self, "convolution_matrix")
-        return tf.concat([group_conv_matrix(self.kernel, self._division),
-                          group_conv_matrix(self.recurrent_kernel, self._division)], 0)
+    def prepare_kernel(self):
+        """The input and recurrent filters, stacked along their input channels and prepared
+        once (`GroupConvolution.prepare`): the four gates of [x; h] come from one
+        convolution."""
+        _require_built(self, "prepare_kernel")
+        return self._convolution.prepare(tf.concat([self.kernel, self.recurrent_kernel], 1))
 
-    def call(self, inputs, states, training=False, matrix=None):
+    def call(self, inputs, states, training=False, prepared_kernel=None):
         h, c = states
         batch = tf.shape(inputs)[0]
-        if matrix is None:
-            matrix = self.convolution_matrix()
-        z = tf.reshape(tf.matmul(tf.concat([inputs, h], -1), matrix),
-                       [batch, self.order, 4 * self.units])
-        z = z + self.bias
+        if prepared_kernel is None:
+            prepared_kernel = self.prepare_kernel()
+        features = tf.concat([tf.reshape(inputs, [batch, self.order, -1]),
+                              tf.reshape(h, [batch, self.order, self.units])], -1)
+        z = self._convolution.apply(features, prepared_kernel) + self.bias
         i, f, g, o = tf.split(z, 4, axis=-1)
         c_previous = tf.reshape(c, [batch, self.order, self.units])
         c_next = tf.sigmoid(f) * c_previous + tf.sigmoid(i) * tf.tanh(g)

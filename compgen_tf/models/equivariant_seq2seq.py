@@ -112,24 +112,24 @@ class EquivariantSeq2Seq(AttentionSeq2Seq):
         return outputs, mask, state
 
     def decoder_constants(self):
-        """The decoder's three weight matrices, each gathered from its tied filters once per
-        sequence instead of at every step (the gathers cost as much as the matmuls)."""
+        """The decoder's three tied filters, each prepared (transformed, or gathered into a
+        matrix) once per sequence instead of at every step."""
         if not self.decoder_cell.built:
             width = 2 * self.hidden_units
             self.decoder_input.build((None, self.order, self.embedding_dim + width))
             self.decoder_cell.build((None, self.order * width))
             self.output_projection.build((None, self.order, width))
-        return (self.decoder_input.convolution_matrix(), self.decoder_cell.convolution_matrix(),
+        return (self.decoder_input.prepare_kernel(), self.decoder_cell.prepare_kernel(),
                 self.output_projection.decoding_matrix())
 
     def decoder_step(self, previous_ids, state, encoder_outputs, mask, training=False,
                      constants=None):
         """One decoding step -> (logits (B, V), new state, attention weights (B, S))."""
-        input_matrix, cell_matrix, output_matrix = constants or self.decoder_constants()
+        input_kernel, cell_kernel, output_matrix = constants or self.decoder_constants()
         context, weights = self.attention(self._grid(state[0]), encoder_outputs, mask)
         embedded = self.target_embedding(previous_ids)
-        mixed = tf.tanh(self.decoder_input(tf.concat([embedded, context], -1), input_matrix))
-        hidden, state = self.decoder_cell(self._flat(mixed), state, matrix=cell_matrix)
+        mixed = tf.tanh(self.decoder_input(tf.concat([embedded, context], -1), input_kernel))
+        hidden, state = self.decoder_cell(self._flat(mixed), state, prepared_kernel=cell_kernel)
         logits = self.mask_special_logits(
             self.output_projection(self._grid(hidden), output_matrix))
         return logits, state, weights
