@@ -93,13 +93,17 @@ PAPER_RESULTS = {
         source="Table 5 (supp.), 'P opposite right'"),
     ("syntactic_attention", "template_around_right"): dict(
         paper="russin2019", mean=28.9, std=34.8, n=5, source="Table 5 (supp.), 'P around right'"),
+    ("syntactic_attention", "addprim_jump_batch64"): dict(
+        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        source="Table 1 (add-jump); our earlier configuration: batch 64 for 3,200 steps, "
+               "uniform embeddings"),
     ("syntactic_attention", "addprim_jump_normal_embeddings"): dict(
         paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
-        source="Table 1 (add-jump); our variant config: N(0, 1) embeddings as the authors' code"),
+        source="Table 1 (add-jump); earlier batch-64 variant: N(0, 1) embeddings"),
     ("syntactic_attention", "addprim_jump_normal_embeddings_decay"): dict(
         paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
-        source="Table 1 (add-jump); our variant config: N(0, 1) embeddings and a decaying "
-               "learning rate"),
+        source="Table 1 (add-jump); earlier batch-64 variant: N(0, 1) embeddings and a "
+               "decaying learning rate"),
     ("syntactic_attention", "addprim_jump_sequential_semantics"): dict(
         paper="russin2019", mean=42.3, std=32.7, n=5,
         source="Table 2, ablation 'Sequential semantics'"),
@@ -168,15 +172,26 @@ PAPER_RESULTS = {
     ("stack_lstm", "palindromes_deep"): dict(
         paper="symmetry", mean=100.0,
         source="Table 3, convolutional LSTM, N_A > 2; standard LSTM: 82"),
+    ("stack_lstm", "palindromes_in_domain_lr0.01_early_stop"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 3, in-domain; earlier configuration: Adam 0.01, at most 8,000 steps, "
+               "stop at 100% validation accuracy"),
+    ("stack_lstm", "palindromes_long_lr0.01_early_stop"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 3, longer strings; earlier configuration (Adam 0.01, early stop)"),
+    ("stack_lstm", "palindromes_deep_lr0.01_early_stop"): dict(
+        paper="symmetry", mean=100.0,
+        source="Table 3, N_A > 2; earlier configuration (Adam 0.01, early stop)"),
     ("stack_lstm", "palindromes_in_domain_full_budget"): dict(
         paper="symmetry", mean=100.0,
-        source="Table 3, in-domain; our variant (run after the early-stopped one): all "
+        source="Table 3, in-domain; earlier configuration's variant: Adam 0.01 for all "
                "8,000 steps, no stop at 100% validation accuracy"),
     ("stack_lstm", "palindromes_long_full_budget"): dict(
         paper="symmetry", mean=100.0,
-        source="Table 3, longer strings; our variant: all 8,000 steps"),
+        source="Table 3, longer strings; variant: Adam 0.01 for all 8,000 steps"),
     ("stack_lstm", "palindromes_deep_full_budget"): dict(
-        paper="symmetry", mean=100.0, source="Table 3, N_A > 2; our variant: all 8,000 steps"),
+        paper="symmetry", mean=100.0,
+        source="Table 3, N_A > 2; variant: Adam 0.01 for all 8,000 steps"),
     ("lstm_baseline", "palindromes_in_domain"): dict(
         paper="symmetry", mean=100.0, source="Table 3, standard LSTM (100 units), in-domain"),
     ("lstm_baseline", "palindromes_long"): dict(

@@ -44,7 +44,7 @@ def test_default_training_is_syntactic_attention_on_add_jump():
 
     config = resolve_config(build_parser().parse_args([]))
     assert (config["model"], config["split"]) == ("syntactic_attention", "addprim_jump")
-    committed = load_config(REPO / "configs" / "syntactic_attention" / "addprim_jump.json")
+    committed = load_config(REPO / "configs" / "syntactic_attention" / "default.json")
     assert {k: config[k] for k in committed} == committed
     makefile = (REPO / "Makefile").read_text()
     assert "MODEL ?= syntactic_attention" in makefile
