@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compgen_tf.plotting import pyplot, save_figure
+from compgen_tf.plotting import draw_heatmap, pyplot, save_figure
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 
@@ -48,13 +48,7 @@ def plot_attention(model, command: str, path) -> Path:
 
     inputs, outputs, weights = attention_map(model, command)
     figure, axes = plt.subplots(figsize=(1.0 + 0.6 * len(inputs), 1.0 + 0.3 * len(outputs)))
-    image = axes.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-    axes.set_xticks(range(len(inputs)), inputs, rotation=45, ha="right")
-    axes.set_yticks(range(len(outputs)), outputs)
-    axes.set_xlabel("input")
-    axes.set_ylabel("output")
-    axes.set_title(command, fontsize=9)
-    figure.colorbar(image, ax=axes, fraction=0.05)
+    draw_heatmap(figure, axes, weights, inputs, outputs, "input", "output", command)
     figure.tight_layout()
     return save_figure(figure, path)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compgen_tf.plotting import pyplot, save_figure
+from compgen_tf.plotting import draw_heatmap, pyplot, save_figure
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD_ID
 
 
@@ -60,13 +60,7 @@ def plot_episode_attention(model, support_commands, support_actions, query: str,
              "support item", "query step"),
             (right, result["decoder"], result["inputs"], result["outputs"], "decoder attention",
              "query step", "output step")):
-        image = axes.imshow(weights, cmap="viridis", vmin=0.0, vmax=1.0, aspect="auto")
-        axes.set_xticks(range(len(xs)), xs, rotation=60, ha="right", fontsize=8)
-        axes.set_yticks(range(len(ys)), ys, fontsize=8)
-        axes.set_xlabel(xlabel)
-        axes.set_ylabel(ylabel)
-        axes.set_title(title, fontsize=10)
-        figure.colorbar(image, ax=axes, fraction=0.05)
+        draw_heatmap(figure, axes, weights, xs, ys, xlabel, ylabel, title, fontsize=8)
     figure.suptitle(f"{query} → {' '.join(t for t in result['outputs'] if t != EOS)}",
                     fontsize=9)
     figure.tight_layout()
