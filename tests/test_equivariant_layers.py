@@ -234,7 +234,7 @@ def test_a_prepared_kernel_gives_exactly_the_layers_own_result():
 
     decode = GDecode(symmetry, TARGET)
     own = decode(features)
-    np.testing.assert_array_equal(decode(features, decode.decoding_matrix()), own)
+    np.testing.assert_array_equal(decode(features, decode.prepare_kernel()), own)
 
     cell = GLSTMCell(symmetry, units=2)
     flat = features.reshape(5, 24)

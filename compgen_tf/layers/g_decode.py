@@ -30,8 +30,8 @@ class GDecode(keras.layers.Layer):
 
     Call arguments:
         features: (..., |G|, K) float tensor phi.
-        matrix: optional, `decoding_matrix()` computed once per sequence (see
-            `GroupConv`).
+        prepared_kernel: optional, `prepare_kernel()` computed once per sequence
+            (see `GroupConv`).
 
     Returns:
         (..., len(vocabulary)) logits.
@@ -72,18 +72,18 @@ class GDecode(keras.layers.Layer):
                                            initializer="zeros")
                            if self.use_bias else None)
 
-    def decoding_matrix(self):
+    def prepare_kernel(self):
         """The (|G|·K, |V'|) matrix that `call` multiplies the flat features by."""
-        _require_built(self, "decoding_matrix")
+        _require_built(self, "prepare_kernel")
         order, channels = self.symmetry.group.order, self.kernel.shape[1]
         # [h, w, k] = psi_k(h^-1 w) -> the matrix of one contraction.
         blocks = tf.gather(self.kernel, self._inverse_images)
         return tf.reshape(tf.transpose(blocks, [0, 2, 1]), [order * channels, -1])
 
-    def call(self, features, matrix=None):
-        if matrix is None:
-            matrix = self.decoding_matrix()
-        logits = group_features_matmul(features, matrix)
+    def call(self, features, prepared_kernel=None):
+        if prepared_kernel is None:
+            prepared_kernel = self.prepare_kernel()
+        logits = group_features_matmul(features, prepared_kernel)
         if self.use_bias:
             logits += tf.gather(self.orbit_bias, self._orbits)
         return logits

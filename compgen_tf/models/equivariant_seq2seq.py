@@ -120,18 +120,18 @@ class EquivariantSeq2Seq(AttentionSeq2Seq):
             self.decoder_cell.build((None, self.order * width))
             self.output_projection.build((None, self.order, width))
         return (self.decoder_input.prepare_kernel(), self.decoder_cell.prepare_kernel(),
-                self.output_projection.decoding_matrix())
+                self.output_projection.prepare_kernel())
 
     def decoder_step(self, previous_ids, state, encoder_outputs, mask, training=False,
                      constants=None):
         """One decoding step -> (logits (B, V), new state, attention weights (B, S))."""
-        input_kernel, cell_kernel, output_matrix = constants or self.decoder_constants()
+        input_kernel, cell_kernel, output_kernel = constants or self.decoder_constants()
         context, weights = self.attention(self._grid(state[0]), encoder_outputs, mask)
         embedded = self.target_embedding(previous_ids)
         mixed = tf.tanh(self.decoder_input(tf.concat([embedded, context], -1), input_kernel))
         hidden, state = self.decoder_cell(self._flat(mixed), state, prepared_kernel=cell_kernel)
         logits = self.mask_special_logits(
-            self.output_projection(self._grid(hidden), output_matrix))
+            self.output_projection(self._grid(hidden), output_kernel))
         return logits, state, weights
 
     def get_config(self):
