@@ -181,8 +181,9 @@ NORMAL_EMBEDDINGS = {"embeddings_initializer": {"class_name": "RandomNormal",
                                                "config": {"stddev": 1.0}}}
 
 
-@pytest.mark.parametrize("flags", [{}, dict(ALL_FLAGS, **NORMAL_EMBEDDINGS)],
-                         ids=["plain", "all_ablations_normal_embeddings"])
+@pytest.mark.parametrize("flags", [{}, dict(ALL_FLAGS, learned_boundary_semantics=False, boundary_initializer="zeros",
+                                                **NORMAL_EMBEDDINGS)],
+                         ids=["plain", "all_options_changed"])
 def test_save_load_round_trip(tmp_path, flags):
     model = make_model(**flags)
     commands = ["jump twice after walk left", "walk"]
@@ -198,6 +199,7 @@ def test_save_load_round_trip(tmp_path, flags):
     assert loaded_config == config
     for flag in ALL_FLAGS:
         assert loaded_config[flag] is bool(flags.get(flag, False))
+    assert loaded_config["learned_boundary_semantics"] is flags.get("learned_boundary_semantics", True)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -205,9 +207,11 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"encoder_units": 2.5}, "encoder_units must be a positive integer"),
     ({"dropout": 1.0}, r"dropout must be in \[0, 1\)"),
     ({"syntax_action": "yes"}, "syntax_action must be true or false"),
+    ({"learned_boundary_semantics": "no"}, "learned_boundary_semantics must be true or false"),
     ({"sequential_semantics": True, "semantic_dim": 7}, "semantic_dim must be even"),
     ({"max_output_length": 0}, "max_output_length"),
-    ({"embeddings_initializer": "no_such_initializer"}, "embeddings_initializer")])
+    ({"embeddings_initializer": "no_such_initializer"}, "embeddings_initializer"),
+    ({"boundary_initializer": "no_such_initializer"}, "boundary_initializer")])
 def test_constructor_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_model(**kwargs)
@@ -221,12 +225,18 @@ def test_embeddings_initializer_sets_the_scale_of_both_embeddings():
     for layer in ("semantic_embedding", "syntax_embedding"):
         assert np.abs(uniform.get_layer(layer).embeddings.numpy()).max() <= 0.05
         assert 0.8 < normal.get_layer(layer).embeddings.numpy().std() < 1.2
+    assert np.abs(normal.sos_syntax.numpy()).max() > 0.5  # boundaries follow the embeddings ...
+    zero_boundaries = make_model(boundary_initializer="zeros", **NORMAL_EMBEDDINGS)
+    zero_boundaries.translate(["walk"])
+    for vector in (zero_boundaries.sos_syntax, zero_boundaries.eos_syntax):
+        assert np.all(vector.numpy() == 0)  # ... unless given their own initializer
+    assert 0.8 < zero_boundaries.get_layer("syntax_embedding").embeddings.numpy().std() < 1.2
 
 
 def test_a_word_seen_only_alone_gets_no_syntactic_gradient():
-    """Why add-jump depends on the embedding initializer: `<sos> jump <eos>` is the only
-    training context of `jump`; the shift hides `jump` from its own position and the two
-    boundary positions are learned vectors, so its syntactic embedding never moves."""
+    """On add-jump `<sos> jump <eos>` is the only training context of `jump`; the shift hides
+    `jump` from its own position and the two boundary positions are learned vectors, so its
+    syntactic embedding keeps its initial value."""
     model = make_model()
     source = ids_of(model, ["jump", "walk twice"])
     target = model.encode_actions(["I_JUMP", "I_WALK I_WALK"])
@@ -241,6 +251,38 @@ def test_a_word_seen_only_alone_gets_no_syntactic_gradient():
     assert np.all(syntax_gradient[jump] == 0)
     assert np.any(syntax_gradient[walk] != 0)
     assert np.any(semantic_gradient[jump] != 0)
+
+
+@pytest.mark.parametrize("flags", [{}, {"sequential_semantics": True}], ids=["plain", "sequential"])
+def test_zero_boundary_semantics_read_nothing_at_sos_and_eos(flags):
+    learned = make_model(**flags)
+    zero = make_model(learned_boundary_semantics=False, **flags)
+    source = ids_of(learned, ["jump", "walk twice after jump left"])
+    for model in (learned, zero):
+        model.translate(["walk"])  # builds the weights
+    zero.set_weights(learned.get_weights())
+    is_boundary = np.isin(source.numpy(), [SOS_ID, EOS_ID])
+    learned_m = learned.semantic_embeddings(source).numpy()
+    zero_m = zero.semantic_embeddings(source).numpy()
+    assert np.all(zero_m[is_boundary] == 0) and np.all(np.any(learned_m[is_boundary] != 0, -1))
+    word = ~is_boundary & (source.numpy() != PAD_ID)
+    np.testing.assert_array_equal(zero_m[word], learned_m[word])
+    # The syntactic stream, hence the attention, is untouched.
+    np.testing.assert_array_equal(learned.attention_weights(source, max_length=5)[1].numpy(),
+                                  zero.attention_weights(source, max_length=5)[1].numpy())
+
+    if flags:
+        return  # a sequential semantic stream still reads the boundary tokens as context
+    target = zero.encode_actions(["I_JUMP", "I_TURN_LEFT I_JUMP I_WALK I_WALK"])
+    semantic = zero.get_layer("semantic_embedding").embeddings
+    with tf.GradientTape() as tape:
+        loss = masked_cross_entropy(target, zero.compute_logits(source, target, training=True))
+    gradient = tf.convert_to_tensor(tape.gradient(loss, semantic)).numpy()
+    # No boundary can learn to carry an output (e.g. I_JUMP for "jump") ...
+    assert np.all(gradient[[SOS_ID, EOS_ID]] == 0)
+    # ... so the words' own vectors carry them all.
+    jump = int(ids_of(zero, ["jump"])[0, 1])
+    assert np.any(gradient[jump] != 0)
 
 
 def test_export_matches_translate(tmp_path):

@@ -6,7 +6,7 @@ import keras
 import tensorflow as tf
 
 from compgen_tf.models.seq2seq_model import Seq2SeqModel
-from compgen_tf.vocabulary import EOS_ID, PAD_ID
+from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
 
 _NEG_INF = -1e9
 _FLAGS = ("sequential_semantics", "syntax_action", "nonlinear_semantics")
@@ -71,15 +71,30 @@ class SyntacticAttention(Seq2SeqModel):
             bidirectional LSTM (paper: 200); the decoder LSTM has
             `decoder_units = 2 * encoder_units` (paper: 400).
         dropout: dropout rate on the embeddings (paper: 0.5).
-        embeddings_initializer: initializer of the two token embeddings and of
-            the learned `<sos>`/`<eos>` syntactic vectors, any Keras initializer
-            identifier. Keras's default, "uniform", draws from
-            U(-0.05, 0.05); PyTorch's `nn.Embedding`, used by the authors' code,
+        embeddings_initializer: initializer of the two token embeddings (and,
+            unless `boundary_initializer` is given, of the learned `<sos>`/`<eos>`
+            syntactic vectors), any Keras initializer identifier. Keras's
+            default, "uniform", draws from U(-0.05, 0.05); PyTorch's `nn.Embedding`, used by the authors' code,
             draws from N(0, 1): `{"class_name": "RandomNormal", "config":
-            {"stddev": 1.0}}`. It matters on add-jump, where the syntactic
-            embedding of `jump` never receives a gradient (it only occurs alone,
-            and the shift hides a word from its own position) and so stays at
-            its initial value.
+            {"stddev": 1.0}}`. On add-jump the syntactic embedding of
+            `jump` never receives a gradient (it only occurs alone, and the
+            shift hides a word from its own position), so it keeps its initial
+            value.
+        learned_boundary_semantics: whether `<sos>` and `<eos>` have learned
+            semantic vectors (True, as in the paper's reference implementation)
+            or fixed zero ones (False), so that attending to a boundary yields
+            only the output bias, which comes to mean `<eos>`. On add-jump,
+            where `jump` only ever occurs alone, learned boundary vectors leave
+            the model free to learn "jump" → I_JUMP through a boundary (attend to
+            `<sos>` or `<eos>`, whose semantic vector then encodes I_JUMP) and to
+            use `jump`'s own vector for `<eos>`; such a model is perfect on train
+            and validation and scores 0% on the add-jump test set. With zero
+            boundary vectors the only source of I_JUMP is `jump`'s own vector.
+            Measured on add-jump: with N(0, 1) boundary syntactic vectors this
+            variant sat on a loss plateau (1.8 after 1,600 steps, 3 seeds);
+            start them at zero, `boundary_initializer="zeros"`.
+        boundary_initializer: initializer of the learned `<sos>`/`<eos>`
+            syntactic vectors; None (default) uses `embeddings_initializer`.
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
         **kwargs: passed to `Seq2SeqModel`.
 
@@ -106,7 +121,7 @@ class SyntacticAttention(Seq2SeqModel):
     def __init__(self, source_words, target_words, semantic_dim=120, syntax_embedding_dim=100,
                  syntax_units=100, encoder_units=200, dropout=0.5, sequential_semantics=False,
                  syntax_action=False, nonlinear_semantics=False, embeddings_initializer="uniform",
-                 **kwargs):
+                 learned_boundary_semantics=True, boundary_initializer=None, **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
@@ -119,6 +134,7 @@ class SyntacticAttention(Seq2SeqModel):
         if not 0.0 <= float(dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
         flags = dict(zip(_FLAGS, (sequential_semantics, syntax_action, nonlinear_semantics)))
+        flags["learned_boundary_semantics"] = learned_boundary_semantics
         for name, value in flags.items():
             if value not in (True, False):
                 raise ValueError(f"{name} must be true or false, got {value!r}")
@@ -135,9 +151,15 @@ class SyntacticAttention(Seq2SeqModel):
             self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         except ValueError as error:
             raise ValueError(f"embeddings_initializer: {error}") from None
+        try:
+            self.boundary_initializer = (self.embeddings_initializer if boundary_initializer is None
+                                         else keras.initializers.get(boundary_initializer))
+        except ValueError as error:
+            raise ValueError(f"boundary_initializer: {error}") from None
         self.sequential_semantics = bool(sequential_semantics)
         self.syntax_action = bool(syntax_action)
         self.nonlinear_semantics = bool(nonlinear_semantics)
+        self.learned_boundary_semantics = bool(learned_boundary_semantics)
 
         # Semantic stream.
         self.semantic_embedding = keras.layers.Embedding(
@@ -155,10 +177,10 @@ class SyntacticAttention(Seq2SeqModel):
         self.syntax_encoder = keras.layers.Bidirectional(
             keras.layers.LSTM(self.syntax_units, return_sequences=True), name="syntax_encoder")
         self.sos_syntax = self.add_weight(shape=(2 * self.syntax_units,),
-                                          initializer=self.embeddings_initializer,
+                                          initializer=self.boundary_initializer,
                                           name="sos_syntax")
         self.eos_syntax = self.add_weight(shape=(2 * self.syntax_units,),
-                                          initializer=self.embeddings_initializer,
+                                          initializer=self.boundary_initializer,
                                           name="eos_syntax")
         self.encoder = keras.layers.Bidirectional(
             keras.layers.LSTM(self.encoder_units, return_sequences=True, return_state=True),
@@ -179,13 +201,17 @@ class SyntacticAttention(Seq2SeqModel):
     def semantic_embeddings(self, source_ids, training=False):
         """The semantic vectors m (batch, source_length, semantic_dim).
 
-        Context-free (m_j depends on x_j only) unless `sequential_semantics`.
+        Context-free (m_j depends on x_j only) unless `sequential_semantics`; zero at
+        `<sos>` and `<eos>` unless `learned_boundary_semantics`.
         """
-        embedded = self.dropout(self.semantic_embedding(source_ids), training=training)
-        if self.semantic_encoder is None:
-            return embedded
-        return self.semantic_encoder(embedded, mask=tf.not_equal(source_ids, PAD_ID),
-                                     training=training)
+        semantics = self.dropout(self.semantic_embedding(source_ids), training=training)
+        if self.semantic_encoder is not None:
+            semantics = self.semantic_encoder(semantics, mask=tf.not_equal(source_ids, PAD_ID),
+                                              training=training)
+        if not self.learned_boundary_semantics:
+            is_word = tf.not_equal(source_ids, SOS_ID) & tf.not_equal(source_ids, EOS_ID)
+            semantics *= tf.cast(is_word, semantics.dtype)[..., None]
+        return semantics
 
     def shifted_syntax(self, source_ids, training=False):
         """h̃ (batch, source_length, 2·syntax_units): the first syntactic biLSTM, shifted.
@@ -311,5 +337,7 @@ class SyntacticAttention(Seq2SeqModel):
             "syntax_action": self.syntax_action,
             "nonlinear_semantics": self.nonlinear_semantics,
             "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
+            "learned_boundary_semantics": self.learned_boundary_semantics,
+            "boundary_initializer": keras.initializers.serialize(self.boundary_initializer),
         })
         return config
