@@ -181,9 +181,11 @@ NORMAL_EMBEDDINGS = {"embeddings_initializer": {"class_name": "RandomNormal",
                                                "config": {"stddev": 1.0}}}
 
 
-@pytest.mark.parametrize("flags", [{}, dict(ALL_FLAGS, learned_boundary_semantics=False, boundary_initializer="zeros",
-                                                **NORMAL_EMBEDDINGS)],
-                         ids=["plain", "all_options_changed"])
+ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
+                           boundary_initializer="zeros", **NORMAL_EMBEDDINGS)
+
+
+@pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED], ids=["plain", "all_options_changed"])
 def test_save_load_round_trip(tmp_path, flags):
     model = make_model(**flags)
     commands = ["jump twice after walk left", "walk"]
@@ -199,7 +201,8 @@ def test_save_load_round_trip(tmp_path, flags):
     assert loaded_config == config
     for flag in ALL_FLAGS:
         assert loaded_config[flag] is bool(flags.get(flag, False))
-    assert loaded_config["learned_boundary_semantics"] is flags.get("learned_boundary_semantics", True)
+    expected = flags.get("learned_boundary_semantics", True)
+    assert loaded_config["learned_boundary_semantics"] is expected
 
 
 @pytest.mark.parametrize("kwargs, message", [

@@ -74,12 +74,12 @@ class SyntacticAttention(Seq2SeqModel):
         embeddings_initializer: initializer of the two token embeddings (and,
             unless `boundary_initializer` is given, of the learned `<sos>`/`<eos>`
             syntactic vectors), any Keras initializer identifier. Keras's
-            default, "uniform", draws from U(-0.05, 0.05); PyTorch's `nn.Embedding`, used by the authors' code,
-            draws from N(0, 1): `{"class_name": "RandomNormal", "config":
-            {"stddev": 1.0}}`. On add-jump the syntactic embedding of
-            `jump` never receives a gradient (it only occurs alone, and the
-            shift hides a word from its own position), so it keeps its initial
-            value.
+            default, "uniform", draws from U(-0.05, 0.05); PyTorch's
+            `nn.Embedding`, used by the authors' code, draws from N(0, 1):
+            `{"class_name": "RandomNormal", "config": {"stddev": 1.0}}`. On
+            add-jump the syntactic embedding of `jump` never receives a gradient
+            (it only occurs alone, and the shift hides a word from its own
+            position), so it keeps its initial value.
         learned_boundary_semantics: whether `<sos>` and `<eos>` have learned
             semantic vectors (True, as in the paper's reference implementation)
             or fixed zero ones (False), so that attending to a boundary yields
