@@ -182,7 +182,8 @@ NORMAL_EMBEDDINGS = {"embeddings_initializer": {"class_name": "RandomNormal",
 
 
 ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
-                           boundary_initializer="zeros", **NORMAL_EMBEDDINGS)
+                           boundary_initializer="zeros", syntax_embeddings_initializer="zeros",
+                           **NORMAL_EMBEDDINGS)
 
 
 @pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED], ids=["plain", "all_options_changed"])
@@ -214,7 +215,8 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"sequential_semantics": True, "semantic_dim": 7}, "semantic_dim must be even"),
     ({"max_output_length": 0}, "max_output_length"),
     ({"embeddings_initializer": "no_such_initializer"}, "embeddings_initializer"),
-    ({"boundary_initializer": "no_such_initializer"}, "boundary_initializer")])
+    ({"boundary_initializer": "no_such_initializer"}, "boundary_initializer"),
+    ({"syntax_embeddings_initializer": "no_such_initializer"}, "syntax_embeddings_initializer")])
 def test_constructor_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_model(**kwargs)
@@ -234,13 +236,20 @@ def test_embeddings_initializer_sets_the_scale_of_both_embeddings():
     for vector in (zero_boundaries.sos_syntax, zero_boundaries.eos_syntax):
         assert np.all(vector.numpy() == 0)  # ... unless given their own initializer
     assert 0.8 < zero_boundaries.get_layer("syntax_embedding").embeddings.numpy().std() < 1.2
+    zero_syntax = make_model(syntax_embeddings_initializer="zeros", **NORMAL_EMBEDDINGS)
+    zero_syntax.translate(["walk"])
+    assert np.all(zero_syntax.get_layer("syntax_embedding").embeddings.numpy() == 0)
+    assert 0.8 < zero_syntax.get_layer("semantic_embedding").embeddings.numpy().std() < 1.2
+    assert np.abs(zero_syntax.sos_syntax.numpy()).max() > 0.5
 
 
-def test_a_word_seen_only_alone_gets_no_syntactic_gradient():
+@pytest.mark.parametrize("syntax_init", [None, "zeros"], ids=["default", "zero_syntax"])
+def test_a_word_seen_only_alone_gets_no_syntactic_gradient(syntax_init):
     """On add-jump `<sos> jump <eos>` is the only training context of `jump`; the shift hides
     `jump` from its own position and the two boundary positions are learned vectors, so its
-    syntactic embedding keeps its initial value."""
-    model = make_model()
+    syntactic embedding keeps its initial value. Zero-initialised syntactic embeddings still
+    learn: a word seen in context gets a gradient."""
+    model = make_model(syntax_embeddings_initializer=syntax_init)
     source = ids_of(model, ["jump", "walk twice"])
     target = model.encode_actions(["I_JUMP", "I_WALK I_WALK"])
     with tf.GradientTape() as tape:

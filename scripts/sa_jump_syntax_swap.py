@@ -1,0 +1,81 @@
+"""Does the untrained syntactic embedding of `jump` cause a Syntactic Attention add-jump failure?
+
+On add-jump, `jump` is only ever seen alone, so its syntactic embedding gets no gradient and
+keeps its random initial value; at test time the keys of its neighbours read it. This script
+overwrites `jump`'s row of the trained syntactic embedding (with `walk`'s row, the mean of
+the walk/run/look rows, or zeros) and re-scores a fixed random sample of the add-jump test set.
+It is a diagnosis of finished runs, not a way to select a configuration.
+
+    python scripts/sa_jump_syntax_swap.py --runs runs/syntactic_attention/addprim_jump/seed{1,3,4,5}
+
+writes results/syntactic_attention/jump_syntax_swap.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import tensorflow as tf
+
+import tfds_scan
+from compgen_tf.data import encode_split
+from compgen_tf.evaluation import evaluate_split
+from compgen_tf.runs import load_run_model
+from compgen_tf.versions import package_versions
+
+VERBS = ("walk", "run", "look", "jump")
+
+
+def replacement_rows(table: np.ndarray, ids: dict) -> dict:
+    return {"walk": table[ids["walk"]],
+            "mean_walk_run_look": table[[ids["walk"], ids["run"], ids["look"]]].mean(axis=0),
+            "zeros": np.zeros_like(table[0])}
+
+
+def score_run(run_dir: Path, sample) -> dict:
+    model = load_run_model(run_dir)
+    split = encode_split(model, sample)
+    embedding = model.get_layer("syntax_embedding").embeddings
+    original = embedding.numpy()
+    ids = {verb: int(model.encode_commands(tf.constant([verb]))[0][0, 1]) for verb in VERBS}
+    scores = {"trained": float(evaluate_split(model, split).accuracy)}
+    try:
+        for name, row in replacement_rows(original, ids).items():
+            swapped = original.copy()
+            swapped[ids["jump"]] = row
+            embedding.assign(swapped)
+            scores[f"jump_row_from_{name}"] = float(evaluate_split(model, split).accuracy)
+    finally:
+        embedding.assign(original)
+    return scores
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", nargs="+", required=True, help="finished add-jump run directories")
+    parser.add_argument("--sample", type=int, default=1000, help="test commands scored")
+    parser.add_argument("--sample-seed", type=int, default=0)
+    parser.add_argument("--out", default="results/syntactic_attention/jump_syntax_swap.json")
+    args = parser.parse_args(argv)
+    test = tfds_scan.load_examples("addprim_jump", "test")
+    if not 0 < args.sample <= len(test):
+        parser.error(f"--sample must be in [1, {len(test)}]")
+    chosen = np.random.default_rng(args.sample_seed).choice(len(test), args.sample, replace=False)
+    sample = [test[i] for i in sorted(chosen)]
+    results = {}
+    for run in args.runs:
+        results[run] = score_run(Path(run), sample)
+        print(run, json.dumps(results[run]))
+    record = {"command": "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
+              "sample": args.sample, "sample_seed": args.sample_seed,
+              "versions": package_versions(), "accuracy_on_sample": results}
+    Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
