@@ -12,6 +12,16 @@ _NEG_INF = -1e9
 _FLAGS = ("sequential_semantics", "syntax_action", "nonlinear_semantics")
 
 
+def _initializer(name, identifier, default=None):
+    """A Keras initializer from `identifier` (None gives `default`); errors name the argument."""
+    if identifier is None:
+        return default
+    try:
+        return keras.initializers.get(identifier)
+    except ValueError as error:
+        raise ValueError(f"{name}: {error}") from None
+
+
 @keras.saving.register_keras_serializable(package="compgen_tf")
 class SyntacticAttention(Seq2SeqModel):
     """Sequence-to-sequence model whose attention is driven by syntax and whose output by semantics.
@@ -159,21 +169,13 @@ class SyntacticAttention(Seq2SeqModel):
         self.encoder_units = int(encoder_units)
         self.decoder_units = 2 * self.encoder_units
         self.dropout_rate = float(dropout)
-        try:
-            self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
-        except ValueError as error:
-            raise ValueError(f"embeddings_initializer: {error}") from None
-        try:
-            self.boundary_initializer = (self.embeddings_initializer if boundary_initializer is None
-                                         else keras.initializers.get(boundary_initializer))
-        except ValueError as error:
-            raise ValueError(f"boundary_initializer: {error}") from None
-        try:
-            self.syntax_embeddings_initializer = (
-                self.embeddings_initializer if syntax_embeddings_initializer is None
-                else keras.initializers.get(syntax_embeddings_initializer))
-        except ValueError as error:
-            raise ValueError(f"syntax_embeddings_initializer: {error}") from None
+        self.embeddings_initializer = _initializer("embeddings_initializer",
+                                                   embeddings_initializer)
+        self.boundary_initializer = _initializer("boundary_initializer", boundary_initializer,
+                                                 default=self.embeddings_initializer)
+        self.syntax_embeddings_initializer = _initializer(
+            "syntax_embeddings_initializer", syntax_embeddings_initializer,
+            default=self.embeddings_initializer)
         self.sequential_semantics = bool(sequential_semantics)
         self.syntax_action = bool(syntax_action)
         self.nonlinear_semantics = bool(nonlinear_semantics)
