@@ -9,6 +9,13 @@ It is a diagnosis of finished runs, not a way to select a configuration.
     python scripts/sa_jump_syntax_swap.py --runs runs/syntactic_attention/addprim_jump/seed{1,3,4,5}
 
 writes results/syntactic_attention/jump_syntax_swap.json.
+
+`--draws K` also scores K fresh draws of `jump`'s row from the run's own syntactic
+initializer (seeds 0..K-1). Because `jump`'s row changes neither the training loss nor the
+validation score on add-jump (the shift hides a one-word command's only word from every key
+that is used), a run trained with any other draw for that row would have followed exactly the
+same trajectory and selected the same checkpoint: the K scores are the test accuracies that
+this run would have had under K other initial values of that one row.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ import json
 import sys
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -36,7 +44,17 @@ def replacement_rows(table: np.ndarray, ids: dict) -> dict:
             "zeros": np.zeros_like(table[0])}
 
 
-def score_run(run_dir: Path, sample) -> dict:
+def initializer_draws(model, count: int, width: int) -> list:
+    """`count` rows drawn from the model's syntactic initializer, with seeds 0..count-1."""
+    identifier = keras.initializers.serialize(model.syntax_embeddings_initializer)
+    rows = []
+    for seed in range(count):
+        seeded = {**identifier, "config": {**identifier["config"], "seed": seed}}
+        rows.append(np.asarray(keras.initializers.get(seeded)((1, width)))[0])
+    return rows
+
+
+def score_run(run_dir: Path, sample, draws: int = 0) -> dict:
     model = load_run_model(run_dir)
     split = encode_split(model, sample)
     embedding = model.get_layer("syntax_embedding").embeddings
@@ -49,6 +67,16 @@ def score_run(run_dir: Path, sample) -> dict:
             swapped[ids["jump"]] = row
             embedding.assign(swapped)
             scores[f"jump_row_from_{name}"] = float(evaluate_split(model, split).accuracy)
+        if draws:
+            drawn = []
+            for row in initializer_draws(model, draws, original.shape[1]):
+                swapped = original.copy()
+                swapped[ids["jump"]] = row
+                embedding.assign(swapped)
+                drawn.append(float(evaluate_split(model, split).accuracy))
+            scores["jump_row_draws"] = drawn
+            scores["jump_row_draws_mean"] = float(np.mean(drawn))
+            scores["jump_row_draws_median"] = float(np.median(drawn))
     finally:
         embedding.assign(original)
     return scores
@@ -59,19 +87,23 @@ def main(argv=None) -> int:
     parser.add_argument("--runs", nargs="+", required=True, help="finished add-jump run directories")
     parser.add_argument("--sample", type=int, default=1000, help="test commands scored")
     parser.add_argument("--sample-seed", type=int, default=0)
+    parser.add_argument("--draws", type=int, default=0,
+                        help="also score this many initializer draws of jump's row")
     parser.add_argument("--out", default="results/syntactic_attention/jump_syntax_swap.json")
     args = parser.parse_args(argv)
     test = tfds_scan.load_examples("addprim_jump", "test")
     if not 0 < args.sample <= len(test):
         parser.error(f"--sample must be in [1, {len(test)}]")
+    if args.draws < 0:
+        parser.error("--draws must be >= 0")
     chosen = np.random.default_rng(args.sample_seed).choice(len(test), args.sample, replace=False)
     sample = [test[i] for i in sorted(chosen)]
     results = {}
     for run in args.runs:
-        results[run] = score_run(Path(run), sample)
+        results[run] = score_run(Path(run), sample, args.draws)
         print(run, json.dumps(results[run]))
     record = {"command": "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
-              "sample": args.sample, "sample_seed": args.sample_seed,
+              "sample": args.sample, "sample_seed": args.sample_seed, "draws": args.draws,
               "versions": package_versions(), "accuracy_on_sample": results}
     Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
     return 0

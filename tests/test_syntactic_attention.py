@@ -183,7 +183,7 @@ NORMAL_EMBEDDINGS = {"embeddings_initializer": {"class_name": "RandomNormal",
 
 ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
                            boundary_initializer="zeros", syntax_embeddings_initializer="zeros",
-                           **NORMAL_EMBEDDINGS)
+                           syntax_word_noise=0.25, syntax_noise_stddev=0.5, **NORMAL_EMBEDDINGS)
 
 
 @pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED], ids=["plain", "all_options_changed"])
@@ -216,7 +216,10 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"max_output_length": 0}, "max_output_length"),
     ({"embeddings_initializer": "no_such_initializer"}, "embeddings_initializer"),
     ({"boundary_initializer": "no_such_initializer"}, "boundary_initializer"),
-    ({"syntax_embeddings_initializer": "no_such_initializer"}, "syntax_embeddings_initializer")])
+    ({"syntax_embeddings_initializer": "no_such_initializer"}, "syntax_embeddings_initializer"),
+    ({"syntax_word_noise": 1.0}, r"syntax_word_noise must be in \[0, 1\)"),
+    ({"syntax_word_noise": -0.1}, r"syntax_word_noise must be in \[0, 1\)"),
+    ({"syntax_noise_stddev": 0.0}, "syntax_noise_stddev must be positive")])
 def test_constructor_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_model(**kwargs)
@@ -263,6 +266,42 @@ def test_a_word_seen_only_alone_gets_no_syntactic_gradient(syntax_init):
     assert np.all(syntax_gradient[jump] == 0)
     assert np.any(syntax_gradient[walk] != 0)
     assert np.any(semantic_gradient[jump] != 0)
+
+
+def test_syntax_word_noise_replaces_word_rows_only_in_training():
+    model = make_model(syntax_word_noise=0.5, syntax_noise_stddev=3.0)
+    source = ids_of(model, ["jump twice after walk left twice"] * 64)
+    model.translate(["walk"])  # builds the weights
+    clean = model.syntax_embedding(source).numpy()
+    noisy = model._replace_with_noise(source, model.syntax_embedding(source)).numpy()
+    changed = np.any(noisy != clean, axis=-1)
+    is_word = source.numpy() >= 4
+    assert not np.any(changed[~is_word])  # <sos>, <eos>, padding keep their rows
+    assert 0.4 < changed[is_word].mean() < 0.6
+    assert 2.7 < noisy[changed].std() < 3.3
+    np.testing.assert_array_equal(model.shifted_syntax(source).numpy(),
+                                  model.shifted_syntax(source, training=False).numpy())
+    assert not np.array_equal(model.shifted_syntax(source, training=True).numpy(),
+                              model.shifted_syntax(source).numpy())
+    assert make_model().syntax_noise_seed is None  # no extra variable when disabled
+
+
+def test_a_one_word_command_does_not_read_its_words_syntactic_row():
+    """So on add-jump the training trajectory cannot depend on `jump`'s syntactic row, which is
+    what makes scripts/sa_jump_syntax_swap.py --draws an exact counterfactual."""
+    model = make_model()
+    source = ids_of(model, ["jump", "walk twice"])
+    target = model.encode_actions(["I_JUMP", "I_WALK I_WALK"])
+    before = model.compute_logits(source, target).numpy()
+    embedding = model.get_layer("syntax_embedding").embeddings
+    table = embedding.numpy()
+    jump, walk = (int(ids_of(model, [word])[0, 1]) for word in ("jump", "walk"))
+    table[jump] = np.random.default_rng(0).normal(0.0, 5.0, table.shape[1])
+    table[walk] = table[walk] + 1.0
+    embedding.assign(table)
+    after = model.compute_logits(source, target).numpy()
+    np.testing.assert_array_equal(after[0], before[0])
+    assert np.any(after[1] != before[1])
 
 
 @pytest.mark.parametrize("flags", [{}, {"sequential_semantics": True}], ids=["plain", "sequential"])

@@ -6,7 +6,7 @@ import keras
 import tensorflow as tf
 
 from compgen_tf.models.seq2seq_model import Seq2SeqModel
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
+from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS
 
 _NEG_INF = -1e9
 _FLAGS = ("sequential_semantics", "syntax_action", "nonlinear_semantics")
@@ -116,6 +116,16 @@ class SyntacticAttention(Seq2SeqModel):
             semantics scores 75.3% / 85.1% (2 seeds); "zeros" for every row, with
             zero boundary vectors, does not train (0% validation after 2,400
             steps, 2 seeds). default.json leaves it unset, i.e. N(0, 1).
+        syntax_word_noise: during training, the probability that a word's
+            syntactic embedding (not `<sos>`/`<eos>`/padding) is replaced by a
+            fresh draw from N(0, syntax_noise_stddev), independently per token.
+            0 (default, as in the paper) disables it. The syntactic stream then
+            has to infer a word's role from its context when the word's own
+            vector says nothing, which is the situation of a word whose row never
+            received a gradient (`jump` on add-jump, whose row is its initial
+            draw).
+        syntax_noise_stddev: standard deviation of those draws (default 1.0, the
+            N(0, 1) of the reference's embedding initializer).
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
         **kwargs: passed to `Seq2SeqModel`.
 
@@ -143,7 +153,8 @@ class SyntacticAttention(Seq2SeqModel):
                  syntax_units=100, encoder_units=200, dropout=0.5, sequential_semantics=False,
                  syntax_action=False, nonlinear_semantics=False, embeddings_initializer="uniform",
                  learned_boundary_semantics=True, boundary_initializer=None,
-                 syntax_embeddings_initializer=None, **kwargs):
+                 syntax_embeddings_initializer=None, syntax_word_noise=0.0,
+                 syntax_noise_stddev=1.0, **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
@@ -155,6 +166,10 @@ class SyntacticAttention(Seq2SeqModel):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
         if not 0.0 <= float(dropout) < 1.0:
             raise ValueError(f"dropout must be in [0, 1), got {dropout}")
+        if not 0.0 <= float(syntax_word_noise) < 1.0:
+            raise ValueError(f"syntax_word_noise must be in [0, 1), got {syntax_word_noise}")
+        if not float(syntax_noise_stddev) > 0.0:
+            raise ValueError(f"syntax_noise_stddev must be positive, got {syntax_noise_stddev}")
         flags = dict(zip(_FLAGS, (sequential_semantics, syntax_action, nonlinear_semantics)))
         flags["learned_boundary_semantics"] = learned_boundary_semantics
         for name, value in flags.items():
@@ -176,6 +191,11 @@ class SyntacticAttention(Seq2SeqModel):
         self.syntax_embeddings_initializer = _initializer(
             "syntax_embeddings_initializer", syntax_embeddings_initializer,
             default=self.embeddings_initializer)
+        self.syntax_word_noise = float(syntax_word_noise)
+        self.syntax_noise_stddev = float(syntax_noise_stddev)
+        # Only when used, so that models saved without it keep the same variables.
+        self.syntax_noise_seed = (keras.random.SeedGenerator(name="syntax_noise_seed")
+                                  if self.syntax_word_noise else None)
         self.sequential_semantics = bool(sequential_semantics)
         self.syntax_action = bool(syntax_action)
         self.nonlinear_semantics = bool(nonlinear_semantics)
@@ -241,7 +261,10 @@ class SyntacticAttention(Seq2SeqModel):
         vectors; padding positions are zero.
         """
         mask = tf.not_equal(source_ids, PAD_ID)
-        embedded = self.dropout(self.syntax_embedding(source_ids), training=training)
+        embedded = self.syntax_embedding(source_ids)
+        if training and self.syntax_noise_seed is not None:
+            embedded = self._replace_with_noise(source_ids, embedded)
+        embedded = self.dropout(embedded, training=training)
         states = self.syntax_encoder(embedded, mask=mask, training=training)
         forward, backward = states[..., :self.syntax_units], states[..., self.syntax_units:]
         zeros = tf.zeros_like(forward[:, :1])
@@ -255,6 +278,15 @@ class SyntacticAttention(Seq2SeqModel):
         shifted = tf.where(tf.equal(positions, 0)[..., None], tf.cast(self.sos_syntax, dtype),
                            shifted)
         return tf.where(mask[..., None], shifted, tf.zeros_like(shifted))
+
+    def _replace_with_noise(self, source_ids, embedded):
+        """`embedded` with each word's row replaced, with probability syntax_word_noise, by noise."""
+        is_word = source_ids >= len(SPECIAL_TOKENS)
+        draw = keras.random.uniform(tf.shape(source_ids), seed=self.syntax_noise_seed)
+        replaced = is_word & (draw < self.syntax_word_noise)
+        noise = keras.random.normal(tf.shape(embedded), stddev=self.syntax_noise_stddev,
+                                    seed=self.syntax_noise_seed, dtype=embedded.dtype)
+        return tf.where(replaced[..., None], noise, embedded)
 
     def syntax_keys(self, source_ids, training=False):
         """(h, s_0): attention keys/values h (batch, source_length, 2·encoder_units) and the
@@ -361,5 +393,7 @@ class SyntacticAttention(Seq2SeqModel):
             "boundary_initializer": keras.initializers.serialize(self.boundary_initializer),
             "syntax_embeddings_initializer": keras.initializers.serialize(
                 self.syntax_embeddings_initializer),
+            "syntax_word_noise": self.syntax_word_noise,
+            "syntax_noise_stddev": self.syntax_noise_stddev,
         })
         return config
