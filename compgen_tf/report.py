@@ -112,6 +112,11 @@ PAPER_RESULTS = {
         paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
         source="Table 1 (add-jump); our variant: zero boundary semantics as above, and "
                "syntactic embeddings starting at U(-0.05, 0.05)"),
+    ("syntactic_attention", "addprim_jump_zero_boundaries_syntax_noise"): dict(
+        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        source="Table 1 (add-jump); our variant: zero boundary semantics as above, and in "
+               "training each word's syntactic row replaced by an N(0, 1) draw with "
+               "probability 0.1"),
     ("syntactic_attention", "addprim_jump_sequential_semantics"): dict(
         paper="russin2019", mean=42.3, std=32.7, n=5,
         source="Table 2, ablation 'Sequential semantics'"),

@@ -82,6 +82,18 @@ def score_run(run_dir: Path, sample, draws: int = 0) -> dict:
     return scores
 
 
+def pooled_draws(results: dict) -> dict:
+    """Per configuration (a run's parent directory): the draws of all its runs, pooled."""
+    pooled = {}
+    for run, scores in results.items():
+        if "jump_row_draws" in scores:
+            pooled.setdefault(str(Path(run).parent), []).extend(scores["jump_row_draws"])
+    return {config: {"runs_x_draws": len(draws), "mean": float(np.mean(draws)),
+                     "median": float(np.median(draws)), "std": float(np.std(draws)),
+                     "fraction_at_least_0.9": float(np.mean(np.asarray(draws) >= 0.9))}
+            for config, draws in pooled.items()}
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", required=True, help="finished add-jump run directories")
@@ -104,7 +116,8 @@ def main(argv=None) -> int:
         print(run, json.dumps(results[run]))
     record = {"command": "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
               "sample": args.sample, "sample_seed": args.sample_seed, "draws": args.draws,
-              "versions": package_versions(), "accuracy_on_sample": results}
+              "versions": package_versions(), "accuracy_on_sample": results,
+              "pooled_draws": pooled_draws(results)}
     Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
     return 0
 

@@ -123,7 +123,10 @@ class SyntacticAttention(Seq2SeqModel):
             has to infer a word's role from its context when the word's own
             vector says nothing, which is the situation of a word whose row never
             received a gradient (`jump` on add-jump, whose row is its initial
-            draw).
+            draw). Measured on add-jump (with zero boundary semantics, rate 0.1,
+            2 seeds): it does make the test score independent of `jump`'s row
+            (20 redraws of the row: 16-21%, walk's row: 82%), but the context
+            alone reads `jump left` as `turn left`, so it scores 0.0% and 17.0%.
         syntax_noise_stddev: standard deviation of those draws (default 1.0, the
             N(0, 1) of the reference's embedding initializer).
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
