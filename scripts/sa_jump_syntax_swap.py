@@ -61,19 +61,19 @@ def score_run(run_dir: Path, sample, draws: int = 0) -> dict:
     original = embedding.numpy()
     ids = {verb: int(model.encode_commands(tf.constant([verb]))[0][0, 1]) for verb in VERBS}
     scores = {"trained": float(evaluate_split(model, split).accuracy)}
+
+    def accuracy_with_jump_row(row) -> float:
+        swapped = original.copy()
+        swapped[ids["jump"]] = row
+        embedding.assign(swapped)
+        return float(evaluate_split(model, split).accuracy)
+
     try:
         for name, row in replacement_rows(original, ids).items():
-            swapped = original.copy()
-            swapped[ids["jump"]] = row
-            embedding.assign(swapped)
-            scores[f"jump_row_from_{name}"] = float(evaluate_split(model, split).accuracy)
+            scores[f"jump_row_from_{name}"] = accuracy_with_jump_row(row)
         if draws:
-            drawn = []
-            for row in initializer_draws(model, draws, original.shape[1]):
-                swapped = original.copy()
-                swapped[ids["jump"]] = row
-                embedding.assign(swapped)
-                drawn.append(float(evaluate_split(model, split).accuracy))
+            drawn = [accuracy_with_jump_row(row)
+                     for row in initializer_draws(model, draws, original.shape[1])]
             scores["jump_row_draws"] = drawn
             scores["jump_row_draws_mean"] = float(np.mean(drawn))
             scores["jump_row_draws_median"] = float(np.median(drawn))
