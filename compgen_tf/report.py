@@ -59,6 +59,9 @@ PAPERS = {
         "(the paper gives none): see configs/<model>/<task>.json."),
 }
 
+# Russin et al. 2019 on add-jump, beside our default and every add-jump variant of it.
+_RUSSIN_ADD_JUMP = dict(paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25)
+
 # (model, results-file name) -> the paper's test accuracy in percent: mean, optional std,
 # median and number of runs n, and where the number comes from.
 PAPER_RESULTS = {
@@ -78,7 +81,7 @@ PAPER_RESULTS = {
     ("syntactic_attention", "simple"): dict(
         paper="russin2019", mean=100.0, std=0.0, n=5, source="Table 1"),
     ("syntactic_attention", "addprim_jump"): dict(
-        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        _RUSSIN_ADD_JUMP,
         source="Table 1 (median 91.0 ± 27.4) and Sec. 3.3 (mean 78.4)"),
     ("syntactic_attention", "addprim_turn_left"): dict(
         paper="russin2019", mean=99.9, std=0.16, n=5, source="Table 1"),
@@ -94,26 +97,26 @@ PAPER_RESULTS = {
     ("syntactic_attention", "template_around_right"): dict(
         paper="russin2019", mean=28.9, std=34.8, n=5, source="Table 5 (supp.), 'P around right'"),
     ("syntactic_attention", "addprim_jump_batch64"): dict(
-        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); our earlier configuration: batch 64 for 3,200 steps, "
                "uniform embeddings"),
     ("syntactic_attention", "addprim_jump_normal_embeddings"): dict(
-        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); earlier batch-64 variant: N(0, 1) embeddings"),
     ("syntactic_attention", "addprim_jump_normal_embeddings_decay"): dict(
-        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); earlier batch-64 variant: N(0, 1) embeddings and a "
                "decaying learning rate"),
     ("syntactic_attention", "addprim_jump_zero_boundary_semantics"): dict(
-        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); our variant: zero semantic vectors for <sos>/<eos> "
                "(their syntactic vectors start at zero), otherwise the default configuration"),
     ("syntactic_attention", "addprim_jump_zero_boundaries_small_syntax"): dict(
-        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); our variant: zero boundary semantics as above, and "
                "syntactic embeddings starting at U(-0.05, 0.05)"),
     ("syntactic_attention", "addprim_jump_zero_boundaries_syntax_noise"): dict(
-        paper="russin2019", mean=78.4, std=27.4, median=91.0, n=25,
+        _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); our variant: zero boundary semantics as above, and in "
                "training each word's syntactic row replaced by an N(0, 1) draw with "
                "probability 0.1"),
