@@ -340,7 +340,7 @@ def main(argv=None) -> int:
         print(f"seed {seed}: test {metrics['accuracy']['test']:.4f} "
               f"(validation {metrics['accuracy']['validation']:.4f}, {metrics['steps']} steps, "
               f"{metrics['wall_time_s']} s)", flush=True)
-        runs.append(run_record(metrics))
+        runs.append(run_record(metrics, run_dir))
     path = write_results(MODEL_NAME, args.task, command, runs, package_versions(), name=name,
                          config={k: config[k] for k in ("model_args", "training", "data")})
     print(f"wrote {path}")

@@ -8,8 +8,9 @@ beside ours on the same split (`PAPER_RESULTS`; a split without results of ours
 shows "—"), then any other results, then the benchmark files of
 `results/benchmarks/` in a "Speed" section. Plots go to `plots/` next to the
 README: the per-seed test accuracies of every results file with at least two runs,
-and validation accuracy against training step for the runs whose directories
-(`RUNS/<model>/<name>/seed<N>/history.jsonl`) exist on this machine.
+and validation accuracy against training step for the seeds whose curve is known: from
+their run directories (`RUNS/<model>/<name>/seed<N>/history.jsonl`) when they are on this
+machine, else from the `validation_curve` the results file recorded.
 
 The output is deterministic (no dates, sorted inputs, PNGs without metadata):
 regenerating without new results rewrites identical files. A malformed results
@@ -24,7 +25,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from compgen_tf.results import RESULTS_DIR, load_results, summarize
+from compgen_tf.results import RESULTS_DIR, load_results, summarize, validation_curve
 
 REPO_DIR = Path(__file__).resolve().parents[1]
 GENERATOR = "python -m compgen_tf.report"
@@ -395,30 +396,20 @@ def plot_seeds(entry: dict, paper: dict | None, path: Path):
     _save(figure, path)
 
 
-def read_history(path: Path) -> list[tuple[int, float]]:
-    points = []
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-            points.append((int(record["step"]), 100.0 * float(record["val_accuracy"])))
-        except (ValueError, KeyError, TypeError):
-            continue  # a line cut short by an interrupted run
-    return points
-
-
 def plot_curves(entry: dict, name: str, runs_dir: Path, path: Path) -> bool:
-    """Validation accuracy against step for each seed whose history is here.
+    """Validation accuracy against step for each seed whose curve is known.
 
-    Without any history here (the runs were trained on another machine), a curve plot
-    committed earlier is kept as it is; False when there is neither.
+    A seed's curve comes from its run directory's `history.jsonl` when it is here, else
+    from the `validation_curve` its results entry recorded. With no curve at all (runs
+    trained elsewhere before results kept curves), a curve plot committed earlier is
+    kept as it is; False when there is neither.
     """
     curves = []
     for run in sorted(entry["runs"], key=lambda r: r["seed"]):
         history = runs_dir / entry["model"] / name / f"seed{run['seed']}" / "history.jsonl"
-        if history.exists():
-            points = read_history(history)
-            if points:
-                curves.append((run["seed"], points))
+        points = validation_curve(history) or run.get("validation_curve") or []
+        if points:
+            curves.append((run["seed"], [(step, 100.0 * accuracy) for step, accuracy in points]))
     if not curves:
         return path.exists()
     plt = _matplotlib()

@@ -92,7 +92,7 @@ def main(argv=None) -> int:
         if metrics is None:
             print(f"error: seed {seed} did not finish in {run_dirs[seed]}", file=sys.stderr)
             return 1
-        runs.append(run_record(metrics))
+        runs.append(run_record(metrics, run_dirs[seed]))
         print(f"seed {seed}: test {runs[-1]['test_accuracy']:.4f} "
               f"validation {runs[-1]['val_accuracy']:.4f} ({runs[-1]['wall_time_s']} s)",
               flush=True)

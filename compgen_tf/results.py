@@ -5,7 +5,10 @@
 "test_accuracy", "wall_time_s", "steps"}], "summary": {"n", "mean", "median",
 "std", "min", "max"}}`, accuracies as fractions of exact matches; `std` is the
 sample standard deviation (0 for a single run). Each run also records the `command`
-that trained it (a file can gather seeds from several commands: `write_results`).
+that trained it (a file can gather seeds from several commands: `write_results`) and,
+when its run directory kept one, its `validation_curve`: `[[step, val_accuracy], ...]`
+at every validation, so that the training curves outlive the run directories, which
+are not committed.
 """
 
 from __future__ import annotations
@@ -29,11 +32,32 @@ def summarize(values) -> dict:
             "min": min(values), "max": max(values)}
 
 
-def run_record(metrics: dict) -> dict:
-    """The per-seed entry of a results file, from a run's `metrics.json`."""
-    return {"seed": metrics["seed"], "val_accuracy": metrics["accuracy"]["validation"],
-            "test_accuracy": metrics["accuracy"]["test"], "wall_time_s": metrics["wall_time_s"],
-            "steps": metrics["steps"], "best_step": metrics.get("best_step")}
+def run_record(metrics: dict, run_dir=None) -> dict:
+    """The per-seed entry of a results file, from a run's `metrics.json` (and, given the
+    run directory, the validation curve of its `history.jsonl`)."""
+    record = {"seed": metrics["seed"], "val_accuracy": metrics["accuracy"]["validation"],
+              "test_accuracy": metrics["accuracy"]["test"],
+              "wall_time_s": metrics["wall_time_s"], "steps": metrics["steps"],
+              "best_step": metrics.get("best_step")}
+    curve = validation_curve(Path(run_dir) / "history.jsonl") if run_dir is not None else []
+    if curve:
+        record["validation_curve"] = curve
+    return record
+
+
+def validation_curve(history_path) -> list[list]:
+    """`[[step, val_accuracy], ...]` from a run's `history.jsonl` ([] if there is none)."""
+    path = Path(history_path)
+    if not path.exists():
+        return []
+    curve = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+            curve.append([int(record["step"]), round(float(record["val_accuracy"]), 6)])
+        except (ValueError, KeyError, TypeError):
+            continue  # a line cut short by an interrupted run
+    return curve
 
 
 def earlier_results(path, split: str, config) -> dict | None:

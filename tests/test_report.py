@@ -144,3 +144,21 @@ def test_curves_of_runs_trained_elsewhere_are_kept(results_dir):
                    "--runs-dir", str(results_dir.parent / "no_runs_here")]) == 0
     assert curves.read_bytes() == committed
     assert "](plots/seq2seq__simple__curves.png)" in (results_dir / "README.md").read_text()
+
+
+def test_curves_come_from_the_results_file_when_the_runs_are_elsewhere(tmp_path):
+    results = tmp_path / "results"
+    curve_runs = [dict(run, validation_curve=[[100, 0.5], [200, 1.0]]) for run in runs([1.0])]
+    write_results("seq2seq", "simple", "cmd", curve_runs + runs([1.0, 0.9])[1:], {"k": "3"},
+                  results_dir=results)
+    curves = results / "plots" / "seq2seq__simple__curves.png"
+    assert report(["--results-dir", str(results), "--runs-dir", str(tmp_path / "no_runs")]) == 0
+    assert curves.read_bytes().startswith(PNG_SIGNATURE)
+    assert "](plots/seq2seq__simple__curves.png)" in (results / "README.md").read_text()
+    drawn = curves.read_bytes()
+    # A run directory here takes precedence over the recorded curve.
+    history = tmp_path / "runs" / "seq2seq" / "simple" / "seed0" / "history.jsonl"
+    history.parent.mkdir(parents=True)
+    history.write_text('{"step": 100, "val_accuracy": 0.1}\n{"step": 300, "val_accuracy": 0.2}\n')
+    assert report(["--results-dir", str(results), "--runs-dir", str(tmp_path / "runs")]) == 0
+    assert curves.read_bytes() != drawn

@@ -3,7 +3,7 @@ import json
 import pytest
 
 from compgen_tf.reproduce import main as reproduce
-from compgen_tf.results import load_results, summarize, write_results
+from compgen_tf.results import load_results, run_record, summarize, write_results
 
 
 def test_summarize_statistics():
@@ -28,6 +28,21 @@ def test_write_results_schema(tmp_path):
     (tmp_path / "bad.json").write_text(json.dumps({"model": "m"}))
     with pytest.raises(ValueError, match="missing keys"):
         load_results(tmp_path / "bad.json")
+
+
+def test_run_record_keeps_the_validation_curve_of_the_run_directory(tmp_path):
+    metrics = {"seed": 3, "accuracy": {"validation": 0.9, "test": 0.8}, "wall_time_s": 5.0,
+               "steps": 20, "best_step": 10}
+    (tmp_path / "history.jsonl").write_text(
+        '{"step": 10, "loss": 0.5, "val_accuracy": 0.9, "elapsed_s": 1.0}\n'
+        '{"step": 20, "loss": 0.25, "val_accuracy": 0.8123456789, "elapsed_s": 2.0}\n'
+        '{"step": 3')  # a line cut short by an interrupted run
+    record = run_record(metrics, tmp_path)
+    assert record == {"seed": 3, "val_accuracy": 0.9, "test_accuracy": 0.8, "wall_time_s": 5.0,
+                      "steps": 20, "best_step": 10,
+                      "validation_curve": [[10, 0.9], [20, 0.812346]]}
+    assert "validation_curve" not in run_record(metrics, tmp_path / "elsewhere")
+    assert "validation_curve" not in run_record(metrics)
 
 
 def test_results_of_the_same_configuration_gather_seeds_across_commands(tmp_path):
@@ -78,6 +93,7 @@ def test_reproduce_trains_seeds_once_and_writes_results(model, tmp_path, capsys)
     assert document["summary"]["n"] == 2
     assert document["command"].startswith(f"python -m compgen_tf.reproduce --model {model}")
     assert document["config"]["training"]["max_steps"] == 4
+    assert all([step for step, _ in r["validation_curve"]] == [2, 4] for r in document["runs"])
     capsys.readouterr()
     assert reproduce(args) == 0
     assert capsys.readouterr().out.count("already finished") == 2
