@@ -5,7 +5,8 @@
 Each seed is an ordinary run directory (`runs/<model>/<name>/seed<N>`); seeds
 that already finished are not trained again, interrupted ones resume. The
 results go to `results/<model>/<name>.json` (name = the split unless
-`--name` is given, e.g. for an ablation config).
+`--name` is given, e.g. for an ablation config). The command recorded there leaves out
+`--jobs`, `--runs-dir` and `--results-dir`, which change where and how fast, not what.
 
 `--jobs N` trains N seeds at a time in separate processes. A process claims a
 seed by holding an exclusive lock on `seed<N>.lock` beside its run directory
@@ -72,11 +73,14 @@ def main(argv=None) -> int:
             print(f"error: {error}", file=sys.stderr)
             return 2
 
-    command = "python -m compgen_tf.reproduce " + shlex.join(_without_jobs(argv))
+    # The recorded command leaves out what only says where files go or how many processes
+    # share the work, so that it reproduces the results from the repository root.
+    command = "python -m compgen_tf.reproduce " + shlex.join(
+        _without_options(argv, ("--jobs", "--runs-dir", "--results-dir")))
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     run_dirs = {seed: Path(args.runs_dir) / args.model / name / f"seed{seed}" for seed in seeds}
     helpers = [subprocess.Popen([sys.executable, "-m", "compgen_tf.reproduce",
-                                 *_without_jobs(argv), "--no-results"])
+                                 *_without_options(argv, ("--jobs",)), "--no-results"])
                for _ in range(min(args.jobs, args.seeds) - 1)]
     for seed in seeds:
         _train_unclaimed_seed(config, run_dirs[seed], seed, command, args.quiet)
@@ -144,15 +148,15 @@ def _seed_lock(run_dir: Path, block: bool):
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def _without_jobs(argv: list[str]) -> list[str]:
-    """The arguments minus `--jobs N` (which does not change what is computed)."""
+def _without_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
+    """The arguments minus the options `names` (given as `--name VALUE` or `--name=VALUE`)."""
     out, skip = [], False
     for arg in argv:
         if skip:
             skip = False
-        elif arg == "--jobs":
+        elif arg in names:
             skip = True
-        elif not arg.startswith("--jobs="):
+        elif not arg.startswith(tuple(f"{name}=" for name in names)):
             out.append(arg)
     return out
 

@@ -92,6 +92,10 @@ def test_reproduce_trains_seeds_once_and_writes_results(model, tmp_path, capsys)
     assert all(r["steps"] == 4 and 0 <= r["test_accuracy"] <= 1 for r in document["runs"])
     assert document["summary"]["n"] == 2
     assert document["command"].startswith(f"python -m compgen_tf.reproduce --model {model}")
+    # Where the files went is this machine's business: the command runs from the repo root.
+    assert "--runs-dir" not in document["command"]
+    assert "--results-dir" not in document["command"]
+    assert str(tmp_path) not in document["command"]
     assert document["config"]["training"]["max_steps"] == 4
     assert all([step for step, _ in r["validation_curve"]] == [2, 4] for r in document["runs"])
     capsys.readouterr()
