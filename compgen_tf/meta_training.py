@@ -29,6 +29,8 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+from compgen_tf.results import (RESULTS_DIR, earlier_results, run_record, without_options,
+                                write_results)
 from compgen_tf.trainer import BEST_MODEL, masked_cross_entropy, record_validation
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import PAD_ID
@@ -300,6 +302,10 @@ def train_from_cli(args, command: str) -> int:
     return 0
 
 
+def _recorded_config(config: dict) -> dict:
+    return {key: config[key] for key in ("model_args", "training", "data")}
+
+
 def main(argv=None) -> int:
     """Trains seeds first..first+N-1 of a task one after another and writes the results file."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf.meta_training",
@@ -313,21 +319,23 @@ def main(argv=None) -> int:
     parser.add_argument("--steps", type=int)
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
     parser.add_argument("--runs-dir", default="runs")
+    parser.add_argument("--results-dir", default=str(RESULTS_DIR))
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--no-support-loss", action="store_true", help="ablation")
     parser.add_argument("--no-decoder-attention", action="store_true", help="ablation")
     args = parser.parse_args(argv)
-    command = "python -m compgen_tf.meta_training " + shlex.join(
-        sys.argv[1:] if argv is None else argv)
-    from compgen_tf.results import run_record, write_results
-
+    command = "python -m compgen_tf.meta_training " + shlex.join(without_options(
+        sys.argv[1:] if argv is None else list(argv), ("--runs-dir", "--results-dir")))
+    name = args.name or args.task
     try:
         config = resolve_config(args.task, args.config, args.set, args.steps,
                                 args.no_support_loss, args.no_decoder_attention)
+        # A results file of another configuration is refused now, not after hours of training.
+        earlier_results(Path(args.results_dir) / MODEL_NAME / f"{name}.json", args.task,
+                        _recorded_config(config))
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    name = args.name or args.task
     runs = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         run_dir = Path(args.runs_dir) / MODEL_NAME / name / f"seed{seed}"
@@ -342,7 +350,7 @@ def main(argv=None) -> int:
               f"{metrics['wall_time_s']} s)", flush=True)
         runs.append(run_record(metrics, run_dir))
     path = write_results(MODEL_NAME, args.task, command, runs, package_versions(), name=name,
-                         config={k: config[k] for k in ("model_args", "training", "data")})
+                         results_dir=Path(args.results_dir), config=_recorded_config(config))
     print(f"wrote {path}")
     return 0
 

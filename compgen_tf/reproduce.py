@@ -29,7 +29,8 @@ from pathlib import Path
 
 from compgen_tf import registry
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
-from compgen_tf.results import RESULTS_DIR, earlier_results, run_record, write_results
+from compgen_tf.results import (RESULTS_DIR, earlier_results, run_record, without_options,
+                                write_results)
 from compgen_tf.versions import package_versions
 
 
@@ -76,11 +77,11 @@ def main(argv=None) -> int:
     # The recorded command leaves out what only says where files go or how many processes
     # share the work, so that it reproduces the results from the repository root.
     command = "python -m compgen_tf.reproduce " + shlex.join(
-        _without_options(argv, ("--jobs", "--runs-dir", "--results-dir")))
+        without_options(argv, ("--jobs", "--runs-dir", "--results-dir")))
     seeds = range(args.first_seed, args.first_seed + args.seeds)
     run_dirs = {seed: Path(args.runs_dir) / args.model / name / f"seed{seed}" for seed in seeds}
     helpers = [subprocess.Popen([sys.executable, "-m", "compgen_tf.reproduce",
-                                 *_without_options(argv, ("--jobs",)), "--no-results"])
+                                 *without_options(argv, ("--jobs",)), "--no-results"])
                for _ in range(min(args.jobs, args.seeds) - 1)]
     for seed in seeds:
         _train_unclaimed_seed(config, run_dirs[seed], seed, command, args.quiet)
@@ -146,19 +147,6 @@ def _seed_lock(run_dir: Path, block: bool):
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _without_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
-    """The arguments minus the options `names` (given as `--name VALUE` or `--name=VALUE`)."""
-    out, skip = [], False
-    for arg in argv:
-        if skip:
-            skip = False
-        elif arg in names:
-            skip = True
-        elif not arg.startswith(tuple(f"{name}=" for name in names)):
-            out.append(arg)
-    return out
 
 
 if __name__ == "__main__":

@@ -76,6 +76,23 @@ def earlier_results(path, split: str, config) -> dict | None:
     return earlier
 
 
+def without_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
+    """The arguments minus the options `names` (given as `--name VALUE` or `--name=VALUE`).
+
+    Recorded commands leave out options that only say where files go or how many
+    processes share the work, so that they reproduce a result from the repository root.
+    """
+    out, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg in names:
+            skip = True
+        elif not arg.startswith(tuple(f"{name}=" for name in names)):
+            out.append(arg)
+    return out
+
+
 def write_results(model: str, split: str, command: str, runs: list[dict], versions: dict,
                   name: str | None = None, results_dir: Path = RESULTS_DIR, **extra) -> Path:
     """Writes `results_dir/<model>/<name or split>.json`; returns its path.

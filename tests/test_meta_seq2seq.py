@@ -237,3 +237,28 @@ def test_plot_memory_and_decoder_attention(trained_run, tmp_path):
     out = tmp_path / "attention.png"
     assert main(["--run", str(run_dir), "--query", query, "--out", str(out)]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_meta_training_cli_writes_results_and_refuses_another_configuration(tmp_path, capsys):
+    from compgen_tf.meta_training import main
+
+    results_dir, runs_dir = tmp_path / "results", tmp_path / "runs"
+    argv = ["--task", "mutual_exclusivity", "--seeds", "1", "--steps", "4",
+            "--runs-dir", str(runs_dir), f"--results-dir={results_dir}", "--quiet"]
+    for setting in TRAIN_SETTINGS[:4] + ["training.eval_every=2"]:
+        argv += ["--set", setting]
+    assert main(argv) == 0
+    document = json.loads((results_dir / "meta_seq2seq" / "mutual_exclusivity.json").read_text())
+    assert [run["seed"] for run in document["runs"]] == [0]
+    assert document["runs"][0]["steps"] == 4
+    assert document["config"]["training"]["max_steps"] == 4
+    # Where files go is not part of what reproduces the result.
+    assert "--runs-dir" not in document["command"] and "--results-dir" not in document["command"]
+    assert str(tmp_path) not in document["command"]
+    assert (runs_dir / "meta_seq2seq" / "mutual_exclusivity" / "seed0" / "metrics.json").exists()
+
+    capsys.readouterr()
+    other = [arg if arg != "4" else "6" for arg in argv]
+    assert main(other) == 2
+    assert "another configuration" in capsys.readouterr().err
+    assert not (runs_dir / "meta_seq2seq" / "mutual_exclusivity" / "seed1").exists()
