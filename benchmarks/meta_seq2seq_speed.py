@@ -14,7 +14,6 @@ an idle machine, or start two at once to measure exactly that.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import statistics
@@ -47,6 +46,7 @@ def main(argv=None):
         tf.config.threading.set_intra_op_parallelism_threads(args.intra_op_threads)
     if args.inter_op_threads:
         tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
+    from benchmark_output import emit
     from compgen_tf.config import config_path, load_config
     from compgen_tf.meta_training import MODEL_NAME, MetaTrainer, build_model, episode_batch
     from compgen_tf.versions import package_versions
@@ -79,11 +79,7 @@ def main(argv=None):
               "seconds_per_step_repeats": [round(s, 4) for s in seconds],
               "episode_preparation_s": round(prepare_s, 5),
               "versions": package_versions()}
-    line = json.dumps(result)
-    print(line)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(line + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":

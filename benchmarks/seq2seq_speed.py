@@ -11,7 +11,6 @@ line. Run it on an idle machine: other CPU jobs halve these figures.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import statistics
@@ -27,6 +26,7 @@ import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from benchmark_output import emit  # noqa: E402
 from compgen_tf import registry  # noqa: E402
 from compgen_tf.config import config_path, load_config  # noqa: E402
 from compgen_tf.data import encode_split  # noqa: E402
@@ -92,11 +92,7 @@ def main(argv=None):
         decode = tf.function(model.greedy_decode, jit_compile=jit)
         result[f"decode_commands_per_s_{'xla' if jit else 'no_xla'}"] = median_rate(
             lambda: decode(commands), args.decode_batch_size, args.repeats, 2)
-    line = json.dumps(result)
-    print(line)
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(line + "\n")
+    emit(result, args.out)
 
 
 if __name__ == "__main__":
