@@ -80,6 +80,23 @@ def test_memory_attention_is_a_distribution_over_support_items():
     assert np.all(decoder[:, :, :][np.broadcast_to(~real[:, None, :], decoder.shape)] == 0)
 
 
+@pytest.mark.parametrize("scaled", [False, True])
+def test_decoder_attention_matches_a_numpy_reference(scaled, tmp_path):
+    model = _model(scaled_decoder_attention=scaled)
+    rng = np.random.default_rng(0)
+    decoder_outputs = rng.normal(size=(2, 3, 16)).astype("float32")
+    context = rng.normal(size=(2, 4, 16)).astype("float32")
+    mask = np.array([[True, True, True, False], [True, True, False, False]])
+    _, attention = model._predict(decoder_outputs, context, mask)
+    scores = np.einsum("bjm,btm->bjt", decoder_outputs, context) / (np.sqrt(16) if scaled else 1)
+    scores = np.where(mask[:, None, :], scores, -np.inf)
+    expected = np.exp(scores - scores.max(-1, keepdims=True))
+    expected /= expected.sum(-1, keepdims=True)
+    np.testing.assert_allclose(attention.numpy(), expected, atol=1e-5)
+    model.save(tmp_path / "model.keras")
+    assert keras.saving.load_model(tmp_path / "model.keras").scaled_decoder_attention is scaled
+
+
 def test_no_decoder_attention_ablation():
     model = _model(decoder_attention=False)
     assert not model.attentional_layer.weights
@@ -262,3 +279,49 @@ def test_meta_training_cli_writes_results_and_refuses_another_configuration(tmp_
     assert main(other) == 2
     assert "another configuration" in capsys.readouterr().err
     assert not (runs_dir / "meta_seq2seq" / "mutual_exclusivity" / "seed1").exists()
+
+
+def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatch):
+    # The biLSTM and decoder layers sit in Python lists, which tf.train.Checkpoint does not
+    # follow inside a Keras 3 model: their weights must come back through the trainer's
+    # checkpoint all the same, with the optimizer slots and the dropout seed states.
+    from compgen_tf import meta_training
+
+    training = {"max_steps": 6, "eval_every": 100, "checkpoint_every": 1}
+    validation = episodes.validation_episodes("add_jump_augmentation", 1)
+
+    def train(run_dir):
+        keras.utils.set_random_seed(0)
+        model = _model()
+        trainer = meta_training.MetaTrainer(model, "add_jump_augmentation", training, run_dir,
+                                            validation, verbose=0)
+        trainer.fit()
+        return model
+
+    reference = train(tmp_path / "straight")
+
+    real_episode = episodes.training_episode
+
+    def interrupt_at_step_3(task, seed, index):
+        if index == 3:
+            raise KeyboardInterrupt
+        return real_episode(task, seed, index)
+
+    monkeypatch.setattr(meta_training.episodes, "training_episode", interrupt_at_step_3)
+    with pytest.raises(KeyboardInterrupt):
+        train(tmp_path / "interrupted")
+    trained_indices = []
+
+    def record(task, seed, index):
+        trained_indices.append(index)
+        return real_episode(task, seed, index)
+
+    monkeypatch.setattr(meta_training.episodes, "training_episode", record)
+    resumed = train(tmp_path / "interrupted")
+
+    assert trained_indices == [3, 4, 5]
+
+    assert len(resumed.weights) == len(reference.weights) > 20
+    for expected, actual in zip(reference.weights, resumed.weights):
+        np.testing.assert_allclose(actual.numpy(), expected.numpy(), atol=1e-5,
+                                   err_msg=actual.path)

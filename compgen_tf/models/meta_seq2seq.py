@@ -39,6 +39,10 @@ class MetaSeq2Seq(Seq2SeqModel):
             Stored with the model; used by the meta-trainer.
         decoder_attention: False gives the "no decoder attention" ablation:
             the decoder only sees C_T.
+        scaled_decoder_attention: True divides the decoder's attention scores
+            by √m, u_j = Attention(g_j, C, C) with the memory's eq. (2), as the
+            paper writes it; False (the default, and what the results to date
+            were trained with) uses plain dot products g_j·C_t.
         memory: False gives the paper's "standard seq2seq" comparison: the same
             network without the memory (C_t = h_t, the decoder starts from the
             query's final encoder state); the support set is ignored.
@@ -63,7 +67,7 @@ class MetaSeq2Seq(Seq2SeqModel):
 
     def __init__(self, source_words, target_words, embedding_dim=200, hidden_units=200,
                  num_layers=2, dropout=0.5, support_loss=True, decoder_attention=True, memory=True,
-                 **kwargs):
+                 scaled_decoder_attention=False, **kwargs):
         kwargs.setdefault("max_input_length", 32)
         kwargs.setdefault("max_output_length", 64)
         super().__init__(source_words, target_words, **kwargs)
@@ -79,6 +83,7 @@ class MetaSeq2Seq(Seq2SeqModel):
         self.dropout_rate = float(dropout)
         self.support_loss = bool(support_loss)
         self.decoder_attention = bool(decoder_attention)
+        self.scaled_decoder_attention = bool(scaled_decoder_attention)
         self.use_memory = bool(memory)
         units = self.hidden_units
         # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
@@ -174,6 +179,8 @@ class MetaSeq2Seq(Seq2SeqModel):
             return (self.mask_special_logits(self.output_layer(decoder_outputs)),
                     tf.zeros([batch, steps, tf.shape(context)[1]], decoder_outputs.dtype))
         scores = tf.einsum("bjm,btm->bjt", decoder_outputs, context)
+        if self.scaled_decoder_attention:
+            scores *= tf.math.rsqrt(tf.cast(tf.shape(context)[-1], scores.dtype))
         scores = tf.where(mask[:, None, :], scores, _NEG_INF)
         attention = tf.nn.softmax(scores, axis=-1)
         attended = tf.einsum("bjt,btm->bjm", attention, context)
@@ -351,6 +358,7 @@ class MetaSeq2Seq(Seq2SeqModel):
                        "num_layers": self.num_layers, "dropout": self.dropout_rate,
                        "support_loss": self.support_loss,
                        "decoder_attention": self.decoder_attention,
+                       "scaled_decoder_attention": self.scaled_decoder_attention,
                        "memory": self.use_memory})
         return config
 
