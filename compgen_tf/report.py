@@ -154,6 +154,9 @@ PAPER_RESULTS = {
         source="Table 2 / Sec. 4.4, augmentation meta-training"),
     ("meta_seq2seq", "around_right"): dict(
         paper="lake2019", mean=99.96, std=0.08, n=5, source="Table 3 / Sec. 4.5"),
+    ("meta_seq2seq", "around_right_scaled_attention"): dict(
+        paper="lake2019", mean=99.96, std=0.08, n=5,
+        source="Table 3 / Sec. 4.5; ours with decoder attention scores over sqrt(m), Eq. 2"),
     ("meta_seq2seq", "length"): dict(
         paper="lake2019", mean=16.64, std=2.10, n=5, source="Table 3 / Sec. 4.6"),
     ("meta_seq2seq", "add_jump_permutation_no_support_loss"): dict(
