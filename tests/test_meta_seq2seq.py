@@ -291,8 +291,7 @@ def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatc
     validation = episodes.validation_episodes("add_jump_augmentation", 1)
 
     def train(run_dir):
-        keras.utils.set_random_seed(0)
-        model = _model()
+        model = _model()  # seeds Keras' random generators
         trainer = meta_training.MetaTrainer(model, "add_jump_augmentation", training, run_dir,
                                             validation, verbose=0)
         trainer.fit()
@@ -320,7 +319,6 @@ def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatc
     resumed = train(tmp_path / "interrupted")
 
     assert trained_indices == [3, 4, 5]
-
     assert len(resumed.weights) == len(reference.weights) > 20
     for expected, actual in zip(reference.weights, resumed.weights):
         np.testing.assert_allclose(actual.numpy(), expected.numpy(), atol=1e-5,
