@@ -14,6 +14,8 @@ import copy
 import json
 from pathlib import Path
 
+from tfds_scan.splits import VALIDATION_CARVES
+
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 
 TRAINING_KEYS = {
@@ -23,6 +25,8 @@ TRAINING_KEYS = {
     "learning_rate_decay_factor": float, "jit_compile": bool,
 }
 DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
+             # SCAN runs (compgen_tf.runs): "random" or "tail" (tfds_scan.VALIDATION_CARVES)
+             "validation_carve": str,
              # toy tasks (compgen_tf.toy_runs): sizes of the generated sets
              "train_size": int, "test_size": int,
              # meta seq2seq (compgen_tf.meta_training): episodes carved for validation
@@ -82,6 +86,9 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
         raise ConfigError(f"{origin}: training.teacher_forcing_ratio must be in [0, 1]")
     if not 0.0 < config["data"].get("validation_fraction", 0.1) < 1.0:
         raise ConfigError(f"{origin}: data.validation_fraction must be in (0, 1)")
+    if config["data"].get("validation_carve", "random") not in VALIDATION_CARVES:
+        raise ConfigError(f"{origin}: data.validation_carve must be one of "
+                          f"{list(VALIDATION_CARVES)}, got {config['data']['validation_carve']!r}")
     return config
 
 

@@ -37,7 +37,8 @@ def split_examples(split: str, part: str, data: dict):
     """Examples of `part` ("fit", "train", "validation" or "test") of a SCAN split."""
     return tfds_scan.load_examples(split, part,
                                    validation_fraction=data.get("validation_fraction", 0.1),
-                                   validation_seed=data.get("validation_seed", 0))
+                                   validation_seed=data.get("validation_seed", 0),
+                                   validation_carve=data.get("validation_carve", "random"))
 
 
 def prepare_run_dir(run_dir, resolved: dict) -> None:

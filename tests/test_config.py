@@ -30,6 +30,7 @@ def test_overrides_parse_json_values():
     ("training.batch_size=0", "must be >= 1"),
     ("batch_size=8", "SECTION.KEY=VALUE"),
     ("data.validation_fraction=1.5", "validation_fraction must be in"),
+    ("data.validation_carve=last", r"validation_carve must be one of \['random', 'tail'\]"),
 ])
 def test_bad_overrides_are_precise(override, message):
     config = load_config(config_path("seq2seq", "simple"))
@@ -46,3 +47,15 @@ def test_bad_files(tmp_path):
     (tmp_path / "section.json").write_text(json.dumps({"optimizer": {}}))
     with pytest.raises(ConfigError, match="unknown section"):
         load_config(tmp_path / "section.json")
+
+
+def test_tail_validation_config_validates_on_the_end_of_the_official_file():
+    from compgen_tf.config import CONFIG_DIR
+    from compgen_tf.runs import split_examples
+
+    config = load_config(CONFIG_DIR / "syntactic_attention" / "addprim_jump_tail_validation.json")
+    train = split_examples("addprim_jump", "train", config["data"])
+    validation = split_examples("addprim_jump", "validation", config["data"])
+    assert validation == train[-round(0.2 * len(train)):]
+    default = load_config(config_path("syntactic_attention", "addprim_jump"))
+    assert split_examples("addprim_jump", "validation", default["data"]) != validation

@@ -241,6 +241,20 @@ def test_validation_carve_depends_only_on_seed_and_fraction():
     assert len(larger) == round(0.25 * 16_990)
 
 
+def test_tail_carve_validates_on_the_last_lines_of_the_official_file():
+    train = tfds_scan.load_examples("addprim_jump", "train")
+    tail = {"validation_fraction": 0.2, "validation_carve": "tail"}
+    validation = tfds_scan.load_examples("addprim_jump", "validation", **tail)
+    fit = tfds_scan.load_examples("addprim_jump", "fit", **tail)
+    assert validation == train[-2934:] and fit == train[:-2934]
+    assert tfds_scan.load_examples("addprim_jump", "validation", validation_seed=5, **tail) == (
+        validation
+    )
+    # Why the carve matters on add-jump: the fit set keeps two of the three bare non-jump verbs.
+    bare = {command for command, _ in fit if " " not in command}
+    assert bare == {"jump", "look", "run"}
+
+
 # TFDS builder
 
 
@@ -327,6 +341,12 @@ def test_bad_validation_fraction_is_rejected(loader, fraction, tmp_path):
             validation_fraction=fraction,
             **_data_dir_kwargs(loader, tmp_path),
         )
+
+
+@pytest.mark.parametrize("loader", [tfds_scan.load, tfds_scan.load_examples])
+def test_unknown_validation_carve_is_rejected(loader, tmp_path):
+    with pytest.raises(ValueError, match="Unknown validation_carve 'last'; valid carves: random, tail"):
+        loader("simple", "validation", validation_carve="last", **_data_dir_kwargs(loader, tmp_path))
 
 
 def test_carve_that_empties_a_side_is_rejected():

@@ -37,6 +37,7 @@ def load(
     *,
     validation_fraction: float = 0.1,
     validation_seed: int = 0,
+    validation_carve: str = "random",
     data_dir: str | os.PathLike | None = None,
 ) -> tf.data.Dataset:
     """Load one split of a SCAN config, in official order and multiplicity.
@@ -50,6 +51,7 @@ def load(
             train lines) or ``"fit"`` (train minus validation).
         validation_fraction: Share of train lines held out as validation, in (0, 1).
         validation_seed: Seed of the validation carve.
+        validation_carve: ``"random"`` or ``"tail"`` (see ``splits.split_line_indices``).
         data_dir: TFDS data directory; default ``default_data_dir()``.
 
     Returns:
@@ -57,7 +59,7 @@ def load(
         ``load_examples(name, split, ...)``.
 
     Raises:
-        ValueError: For an unknown config or split, or a bad validation_fraction.
+        ValueError: For an unknown config or split, or a bad validation_fraction or carve.
 
     Example:
         >>> ds = load("simple", "fit", data_dir="/tmp/tfds")
@@ -67,6 +69,7 @@ def load(
     splits.check_config_name(name)
     splits.check_split_name(split)
     splits.check_validation_fraction(validation_fraction)
+    splits.check_validation_carve(validation_carve)
     builder = OfflineScan(
         config=name, data_dir=os.fspath(data_dir if data_dir else default_data_dir())
     )
@@ -85,6 +88,7 @@ def load(
         split,
         validation_fraction=validation_fraction,
         validation_seed=validation_seed,
+        validation_carve=validation_carve,
     )
     is_kept = [False] * num_train_lines
     for line in kept_lines:

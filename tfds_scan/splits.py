@@ -67,6 +67,10 @@ SPLIT_NAMES = ("train", "validation", "fit", "test")
 """Splits accepted by ``load`` and ``load_examples``: official ``train`` and ``test``, and
 ``validation`` / ``fit`` carved from ``train``."""
 
+VALIDATION_CARVES = ("random", "tail")
+"""How ``validation`` is carved from ``train``: a seeded random sample of lines, or the last
+lines of the official file (see ``split_line_indices``)."""
+
 NUM_ADDPRIM_JUMP_REPEATS = 1_467
 NUM_ADDPRIM_TURN_LEFT_REPEATS = 2_189
 MAX_TRAIN_ACTION_LENGTH = 22
@@ -368,40 +372,68 @@ def check_split_name(split: str) -> None:
         raise ValueError(f"Unknown split {split!r}; valid splits: {', '.join(SPLIT_NAMES)}.")
 
 
+def check_validation_carve(validation_carve: str) -> None:
+    """Raise a ValueError unless ``validation_carve`` is one of ``VALIDATION_CARVES``.
+
+    Args:
+        validation_carve: How validation lines are chosen from train.
+
+    Raises:
+        ValueError: For any other value.
+
+    Example:
+        >>> check_validation_carve("tail")
+    """
+    if validation_carve not in VALIDATION_CARVES:
+        raise ValueError(
+            f"Unknown validation_carve {validation_carve!r}; valid carves: "
+            f"{', '.join(VALIDATION_CARVES)}."
+        )
+
+
 def split_line_indices(
     num_train_lines: int,
     split: str,
     *,
     validation_fraction: float = 0.1,
     validation_seed: int = 0,
+    validation_carve: str = "random",
 ) -> list[int]:
     """Return which lines of the official train split make up ``split``.
 
-    The validation lines are the first ``round(validation_fraction * num_train_lines)`` of
-    a permutation of ``range(num_train_lines)`` drawn by ``random.Random(validation_seed)``;
-    ``fit`` is every other line. This is the single implementation of the carve, used by both
+    With ``validation_carve="random"`` the validation lines are the first
+    ``round(validation_fraction * num_train_lines)`` of a permutation of
+    ``range(num_train_lines)`` drawn by ``random.Random(validation_seed)``. With ``"tail"``
+    they are the last that many lines of the official file (``validation_seed`` is unused);
+    this is how the Syntactic Attention reference implementation validates. ``fit`` is every
+    other line. This is the single implementation of the carve, used by both
     ``load_examples`` and ``tfds_scan.load``.
 
     Args:
         num_train_lines: Number of lines of the official train split.
         split: ``"train"``, ``"validation"`` or ``"fit"``.
         validation_fraction: Share of train lines held out, in (0, 1).
-        validation_seed: Seed of the permutation.
+        validation_seed: Seed of the permutation (``"random"`` carve only).
+        validation_carve: ``"random"`` or ``"tail"`` (see above).
 
     Returns:
         Sorted line indices (so official order is kept).
 
     Raises:
-        ValueError: For a bad split or fraction, or a carve that leaves either side empty.
+        ValueError: For a bad split, fraction or carve, or a carve that leaves either side
+            empty.
 
     Example:
         >>> split_line_indices(10, "validation", validation_fraction=0.2)
         [7, 8]
+        >>> split_line_indices(10, "validation", validation_fraction=0.2, validation_carve="tail")
+        [8, 9]
     """
     check_split_name(split)
     if split == "test":
         raise ValueError("split_line_indices carves the train split; 'test' is not carved.")
     check_validation_fraction(validation_fraction)
+    check_validation_carve(validation_carve)
     if split == "train":
         return list(range(num_train_lines))
     num_validation = round(validation_fraction * num_train_lines)
@@ -411,9 +443,12 @@ def split_line_indices(
             f"gives {num_validation} validation lines; both validation and fit must be "
             "non-empty."
         )
-    permutation = list(range(num_train_lines))
-    random.Random(validation_seed).shuffle(permutation)
-    validation = set(permutation[:num_validation])
+    if validation_carve == "tail":
+        validation = set(range(num_train_lines - num_validation, num_train_lines))
+    else:
+        permutation = list(range(num_train_lines))
+        random.Random(validation_seed).shuffle(permutation)
+        validation = set(permutation[:num_validation])
     if split == "validation":
         return sorted(validation)
     return [line for line in range(num_train_lines) if line not in validation]
@@ -425,6 +460,7 @@ def load_examples(
     *,
     validation_fraction: float = 0.1,
     validation_seed: int = 0,
+    validation_carve: str = "random",
 ) -> list[Example]:
     """Return one split of a SCAN config as Python pairs, without building TFDS files.
 
@@ -435,6 +471,7 @@ def load_examples(
         split: ``"train"``, ``"validation"``, ``"fit"`` or ``"test"``.
         validation_fraction: Share of train lines held out as validation, in (0, 1).
         validation_seed: Seed of the validation carve.
+        validation_carve: ``"random"`` or ``"tail"`` (see ``split_line_indices``).
 
     Returns:
         A list of ``(command, actions)`` pairs in official order.
@@ -449,6 +486,7 @@ def load_examples(
     check_config_name(name)
     check_split_name(split)
     check_validation_fraction(validation_fraction)
+    check_validation_carve(validation_carve)
     examples = split_examples(name)
     if split == "test":
         return examples["test"]
@@ -458,5 +496,6 @@ def load_examples(
         split,
         validation_fraction=validation_fraction,
         validation_seed=validation_seed,
+        validation_carve=validation_carve,
     )
     return [train[line] for line in lines]
