@@ -301,10 +301,7 @@ def check_config_name(config_name: str) -> None:
     Example:
         >>> check_config_name("length")
     """
-    if config_name not in CONFIG_NAMES:
-        raise ValueError(
-            f"Unknown SCAN config {config_name!r}; valid names: {', '.join(CONFIG_NAMES)}."
-        )
+    _check_one_of(config_name, CONFIG_NAMES, "SCAN config", "names")
 
 
 def split_examples(config_name: str) -> dict[str, list[Example]]:
@@ -368,8 +365,7 @@ def check_split_name(split: str) -> None:
     Example:
         >>> check_split_name("fit")
     """
-    if split not in SPLIT_NAMES:
-        raise ValueError(f"Unknown split {split!r}; valid splits: {', '.join(SPLIT_NAMES)}.")
+    _check_one_of(split, SPLIT_NAMES, "split", "splits")
 
 
 def check_validation_carve(validation_carve: str) -> None:
@@ -384,11 +380,12 @@ def check_validation_carve(validation_carve: str) -> None:
     Example:
         >>> check_validation_carve("tail")
     """
-    if validation_carve not in VALIDATION_CARVES:
-        raise ValueError(
-            f"Unknown validation_carve {validation_carve!r}; valid carves: "
-            f"{', '.join(VALIDATION_CARVES)}."
-        )
+    _check_one_of(validation_carve, VALIDATION_CARVES, "validation_carve", "carves")
+
+
+def _check_one_of(value: str, valid: tuple[str, ...], what: str, plural: str) -> None:
+    if value not in valid:
+        raise ValueError(f"Unknown {what} {value!r}; valid {plural}: {', '.join(valid)}.")
 
 
 def split_line_indices(
