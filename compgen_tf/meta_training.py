@@ -31,7 +31,8 @@ import tensorflow as tf
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
 from compgen_tf.results import (RESULTS_DIR, earlier_results, run_record, without_options,
                                 write_results)
-from compgen_tf.trainer import BEST_MODEL, masked_cross_entropy, record_validation
+from compgen_tf.trainer import (BEST_MODEL, append_history, masked_cross_entropy,
+                                record_validation, resumable_checkpoint)
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import PAD_ID
 from tfds_scan import episodes
@@ -118,11 +119,8 @@ class MetaTrainer:
                                                global_clipnorm=s["clip_norm"])
         model.build()
         self.optimizer.build(model.trainable_variables)
-        self.checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=self.optimizer,
-            non_trainable=[v.value for v in model.non_trainable_variables], **self.progress)
-        self.manager = tf.train.CheckpointManager(self.checkpoint, self.run_dir / "checkpoints",
-                                                  max_to_keep=2)
+        self.checkpoint, self.manager = resumable_checkpoint(
+            model, self.optimizer, self.progress, self.run_dir)
         ids = tf.TensorSpec([None, None], tf.int32)
 
         @tf.function(input_signature=[ids, ids, ids, ids])
@@ -182,11 +180,9 @@ class MetaTrainer:
             self.manager.save(checkpoint_number=self.step)
 
         record_validation(p, s, self.step, accuracy, save_best)
-        with open(self.run_dir / "history.jsonl", "a") as history:
-            history.write(json.dumps({"step": self.step, "loss": round(loss, 5),
+        append_history(self.run_dir, {"step": self.step, "loss": round(loss, 5),
                                       "val_accuracy": accuracy,
                                       "elapsed_s": round(float(p["elapsed_seconds"].numpy()), 1)})
-                          + "\n")
         return accuracy
 
 
@@ -271,6 +267,8 @@ def resolve_config(task: str, config_file=None, overrides=(), steps=None,
         overrides.append(f"training.max_steps={steps}")
     config = apply_overrides(config, overrides)
     config.update(model=MODEL_NAME, split=task)
+    # Built once here so that bad model_args are refused before a run directory is written.
+    build_model(task, config["model_args"])
     return config
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from compgen_tf.config import ConfigError
 from compgen_tf.models.attention_seq2seq import AttentionSeq2Seq
 from compgen_tf.models.equivariant_seq2seq import EquivariantSeq2Seq
 from compgen_tf.models.syntactic_attention import SyntacticAttention
@@ -41,3 +42,24 @@ def build_model(name: str, model_args: dict, source_words, target_words):
         return cls(source_words, target_words, **model_args)
     except TypeError as error:
         raise ValueError(f"bad model_args for {name!r} ({cls.__name__}): {error}") from error
+
+
+def scan_vocabularies():
+    """All of SCAN's command words and action tokens: any SCAN model builds on them."""
+    import tfds_scan
+
+    words = sorted({w for c in tfds_scan.all_commands() for w in c.split()})
+    return words, ["I_JUMP", "I_LOOK", "I_RUN", "I_TURN_LEFT", "I_TURN_RIGHT", "I_WALK"]
+
+
+def check_model_args(name: str, model_args: dict) -> None:
+    """A `ConfigError` unless model `name` can be built from `model_args`.
+
+    Called before a run directory is written, so that a bad value is reported as such
+    instead of leaving a run directory that the corrected command would refuse.
+    """
+    words, actions = scan_vocabularies()
+    try:
+        build_model(name, model_args, words, actions)
+    except (ValueError, TypeError) as error:
+        raise ConfigError(f"model_args of {name}: {error}") from error

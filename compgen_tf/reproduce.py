@@ -62,6 +62,7 @@ def main(argv=None) -> int:
         config = load_config(args.config or config_path(args.model, args.split))
         overrides = args.set + ([f"training.max_steps={args.steps}"] if args.steps else [])
         config = apply_overrides(config, overrides)
+        registry.check_model_args(args.model, config["model_args"])
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -38,6 +38,7 @@ import tensorflow as tf
 
 from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
 from compgen_tf.runs import prepare_run_dir
+from compgen_tf.trainer import BEST_MODEL, append_history
 from compgen_tf.trainer import learning_rate_schedule
 from compgen_tf.versions import package_versions
 
@@ -55,7 +56,6 @@ TEST_SPLITS = {"rule_learning": {"test": "rule_learning"},
                "composition": {"test": "composition"},
                "palindromes": {"test": "palindromes_in_domain", "long": "palindromes_long"},
                "palindromes_depth": {"depth_test": "palindromes_deep"}}
-BEST_MODEL = "best_model.keras"
 
 
 # ------------------------------------------------------------------------- data
@@ -200,10 +200,9 @@ class _Selection(keras.callbacks.Callback):
             state["since_best"] += 1
         if accuracy >= self.stop_at or state["since_best"] >= self.patience:
             self.model.stop_training = True
-        with open(self.run_dir / "history.jsonl", "a") as history:
-            history.write(json.dumps({"step": step, "loss": round(float(logs.get("loss", 0)), 5),
+        append_history(self.run_dir, {"step": step, "loss": round(float(logs.get("loss", 0)), 5),
                                       "val_accuracy": accuracy, "val_loss": round(loss, 5),
-                                      "elapsed_s": round(state["elapsed_s"], 1)}) + "\n")
+                                      "elapsed_s": round(state["elapsed_s"], 1)})
         self.state_file.write_text(json.dumps(state) + "\n")
 
 
@@ -288,6 +287,8 @@ def resolve_config(args) -> dict:
         fit = train - max(1, round(data.get("validation_fraction", 0.1) * train))
         batch = config["training"].get("batch_size", 64)
         config["training"]["max_steps"] = max(1, math.ceil(args.epochs * fit / batch))
+    # Built once here so that bad model_args are refused before a run directory is written.
+    build_model(args.model, args.task, config["model_args"])
     return config
 
 
@@ -338,7 +339,6 @@ def results_records(metrics_list, task: str) -> dict:
 
 def main(argv=None) -> int:
     """`python -m compgen_tf.toy_runs --model M --task T --seeds 5`: runs and results files."""
-    import argparse
     import shlex
     import sys
 

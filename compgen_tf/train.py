@@ -67,6 +67,7 @@ def resolve_config(args) -> dict:
         overrides.append(f"training.max_steps={args.steps}")
     config = apply_overrides(config, overrides)
     config.update(model=args.model, split=split)
+    registry.check_model_args(args.model, config["model_args"])
     if args.epochs is not None:
         from compgen_tf.runs import split_examples
 

@@ -67,6 +67,13 @@ def record_validation(progress: dict, settings: dict, step: int, accuracy: float
         progress["finished"].assign(1)
 
 
+def append_history(run_dir, record: dict) -> None:
+    """Appends one evaluation as a JSON line to `run_dir/history.jsonl`, which the reports and
+    accuracy-over-steps plots read."""
+    with open(Path(run_dir) / "history.jsonl", "a") as history:
+        history.write(json.dumps(record) + "\n")
+
+
 def learning_rate_schedule(training: dict):
     """`learning_rate`, multiplied by `learning_rate_decay_factor` every
     `learning_rate_decay_steps` steps when those are set (a constant rate otherwise)."""
@@ -75,6 +82,21 @@ def learning_rate_schedule(training: dict):
         return rate
     return keras.optimizers.schedules.ExponentialDecay(
         rate, steps, training.get("learning_rate_decay_factor", 1.0), staircase=True)
+
+
+def resumable_checkpoint(model, optimizer, progress: dict, run_dir: Path):
+    """The `tf.train.Checkpoint` of a training run and its manager under `run_dir/checkpoints`.
+
+    It holds the model, the optimizer slots, the `progress` variables (step, best accuracy, ...)
+    and the non-trainable variables: Keras' random-seed states (dropout) are not tracked by
+    `tf.train.Checkpoint` on their own, and without them a resumed run would draw different
+    dropout masks than an uninterrupted one.
+    """
+    checkpoint = tf.train.Checkpoint(
+        model=model, optimizer=optimizer,
+        non_trainable=[v.value for v in model.non_trainable_variables], **progress)
+    manager = tf.train.CheckpointManager(checkpoint, Path(run_dir) / "checkpoints", max_to_keep=2)
+    return checkpoint, manager
 
 
 class Trainer:
@@ -134,13 +156,8 @@ class Trainer:
             if not model.built:
                 model.build()
             self.optimizer.build(model.trainable_variables)
-        # Keras' random-seed states (dropout) are not tracked by tf.train.Checkpoint on their own;
-        # without them a resumed run would draw different dropout masks than an uninterrupted one.
-        self.checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=self.optimizer,
-            non_trainable=[v.value for v in model.non_trainable_variables], **self.progress)
-        self.manager = tf.train.CheckpointManager(self.checkpoint, self.run_dir / "checkpoints",
-                                                  max_to_keep=2)
+        self.checkpoint, self.manager = resumable_checkpoint(
+            model, self.optimizer, self.progress, self.run_dir)
         self._train_step = self._make_train_step()
 
     def _make_train_step(self):
@@ -256,9 +273,7 @@ class Trainer:
         with writer.as_default(step=self.step):
             tf.summary.scalar("loss", loss)
             tf.summary.scalar("val_accuracy", accuracy)
-        with open(self.run_dir / "history.jsonl", "a") as history:
-            history.write(json.dumps({"step": self.step, "loss": round(loss, 5),
+        append_history(self.run_dir, {"step": self.step, "loss": round(loss, 5),
                                       "val_accuracy": accuracy,
                                       "elapsed_s": round(float(p["elapsed_seconds"].numpy()), 1)})
-                          + "\n")
         return accuracy

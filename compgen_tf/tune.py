@@ -258,17 +258,8 @@ def _candidate_values(spec) -> list:
     return [False, True]
 
 
-def _scan_vocabularies():
-    """All of SCAN's command words and action tokens: any model builds on them."""
-    import tfds_scan
-
-    words = sorted({w for c in tfds_scan.all_commands() for w in c.split()})
-    return words, ["I_JUMP", "I_LOOK", "I_RUN", "I_TURN_LEFT", "I_TURN_RIGHT", "I_WALK"]
-
-
 def _check_values_accepted(specs, model, base_config, origin):
     """Every value at the ends of each range must pass the config schema and the model."""
-    words, actions = _scan_vocabularies()
     for name, spec in specs.items():
         section, _, key = name.partition(".")
         for value in _candidate_values(spec):
@@ -277,7 +268,7 @@ def _check_values_accepted(specs, model, base_config, origin):
             try:
                 config = validate_config(config, origin="configuration")
                 if section == "model_args":
-                    registry.build_model(model, config["model_args"], words, actions)
+                    registry.check_model_args(model, config["model_args"])
             except (ConfigError, ValueError, TypeError) as error:
                 raise SearchSpaceError(f"{origin}: {name}: the value {value!r} in its range is "
                                        f"rejected: {error}") from error

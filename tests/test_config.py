@@ -59,3 +59,36 @@ def test_tail_validation_config_validates_on_the_end_of_the_official_file():
     assert validation == train[-round(0.2 * len(train)):]
     default = load_config(config_path("syntactic_attention", "addprim_jump"))
     assert split_examples("addprim_jump", "validation", default["data"]) != validation
+
+
+
+SCAN_MODEL = ["--model", "syntactic_attention"]
+
+
+@pytest.mark.parametrize("module, argv, message", [
+    ("train", SCAN_MODEL + ["--set", "model_args.dropout=1.5"],
+     "model_args of syntactic_attention: dropout must be in [0, 1), got 1.5"),
+    ("train", SCAN_MODEL + ["--set", "model_args.semantic_dim=2.5"],
+     "semantic_dim must be a positive integer, got 2.5"),
+    ("train", SCAN_MODEL + ["--set", "model_args.semantic_width=3"],
+     "Unrecognized keyword arguments"),
+    ("reproduce", SCAN_MODEL + ["--split", "simple", "--seeds", "1", "--set",
+                                "model_args.dropout=1.5"], "dropout must be in [0, 1)"),
+    ("train", ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--set",
+               "model_args.num_layers=0"], "num_layers must be a positive integer, got 0"),
+    ("meta_training", ["--task", "mutual_exclusivity", "--seeds", "1", "--set",
+                       "model_args.dropout=-0.5"], "dropout must be in [0, 1), got -0.5"),
+    ("train", ["--model", "stack_lstm", "--task", "palindromes", "--set",
+               "model_args.units=0"], "units must be a positive integer, got 0"),
+])
+def test_bad_model_args_are_refused_before_a_run_directory_exists(
+        module, argv, message, tmp_path, monkeypatch, capsys):
+    import importlib
+
+    main = importlib.import_module(f"compgen_tf.{module}").main
+    monkeypatch.chdir(tmp_path)
+    if module != "train":
+        argv = argv + ["--results-dir", str(tmp_path / "results")]
+    assert main(argv + ["--steps", "1", "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []

@@ -137,7 +137,7 @@ def test_hyperband_maps_epoch_budgets_to_steps(tmp_path):
      "bad bounds: min (0.1) must be below max (0.01)"),
     ({"model_args.hidden_units": {"type": "int", "min": 4, "max": 8.5}}, "must be an integer"),
     ({"model_args.dropout": {"type": "float", "min": 0.0, "max": 1.0}},
-     "the value 1.0 in its range is rejected: dropout must be in [0, 1)"),
+     "the value 1.0 in its range is rejected: model_args of seq2seq: dropout must be in [0, 1)"),
     ({"training.batch_size": {"type": "int", "min": 0, "max": 8}}, "batch_size must be >= 1"),
     ({"trainer.batch_size": {"type": "int", "min": 1, "max": 8}}, "SECTION.KEY"),
     ({"training.learning_rate": {"type": "choice", "values": [0.1]}}, "at least 2 values"),

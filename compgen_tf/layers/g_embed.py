@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
 
 SIDES = ("input", "output")
@@ -48,13 +49,12 @@ class GEmbed(keras.layers.Layer):
     def __init__(self, symmetry, vocabulary, output_dim: int, side: str = "input",
                  embeddings_initializer="uniform", **kwargs):
         super().__init__(**kwargs)
-        if isinstance(output_dim, bool) or int(output_dim) != output_dim or int(output_dim) < 1:
-            raise ValueError(f"output_dim must be a positive integer, got {output_dim!r}")
+        output_dim = positive_int("output_dim", output_dim)
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         self.symmetry = Symmetry.from_config(symmetry)
         self.vocabulary = list(vocabulary)
-        self.output_dim = int(output_dim)
+        self.output_dim = output_dim
         self.side = side
         self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
         action = self.symmetry.input_action if side == "input" else self.symmetry.output_action

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers.group_conv import GroupConvolution, _require_built
 
@@ -53,10 +54,8 @@ class GLSTMCell(keras.layers.Layer):
                  kernel_initializer="glorot_uniform", recurrent_initializer="glorot_uniform",
                  **kwargs):
         super().__init__(**kwargs)
-        if isinstance(units, bool) or int(units) != units or int(units) < 1:
-            raise ValueError(f"units must be a positive integer, got {units!r}")
+        self.units = positive_int("units", units)
         self.symmetry = Symmetry.from_config(symmetry)
-        self.units = int(units)
         self.unit_forget_bias = bool(unit_forget_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(recurrent_initializer)

@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
 
 
@@ -148,10 +149,8 @@ class GroupConv(keras.layers.Layer):
     def __init__(self, symmetry, filters: int, use_bias: bool = True,
                  kernel_initializer="glorot_uniform", bias_initializer="zeros", **kwargs):
         super().__init__(**kwargs)
-        if isinstance(filters, bool) or int(filters) != filters or int(filters) < 1:
-            raise ValueError(f"filters must be a positive integer, got {filters!r}")
+        self.filters = positive_int("filters", filters)
         self.symmetry = Symmetry.from_config(symmetry)
-        self.filters = int(filters)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int
+
 
 def shift_stacks(stacks, filters):
     """Width-3 convolution of each stack with its own filter, zero-padded at both ends.
@@ -63,12 +65,9 @@ class StackLSTMCell(keras.layers.Layer):
     def __init__(self, units: int, depth: int = 20, kernel_initializer="glorot_uniform",
                  **kwargs):
         super().__init__(**kwargs)
-        for name, value in (("units", units), ("depth", depth)):
-            if isinstance(value, bool) or int(value) != value or int(value) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if int(depth) < 2:
+        self.units, self.depth = positive_int("units", units), positive_int("depth", depth)
+        if self.depth < 2:
             raise ValueError(f"a stack needs depth >= 2 to push and pop, got {depth}")
-        self.units, self.depth = int(units), int(depth)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.state_size = [self.units, self.units * self.depth]
         self.output_size = self.units

@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int, rate
 from compgen_tf.models.seq2seq_model import Seq2SeqModel
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
 
@@ -47,14 +48,9 @@ class AttentionSeq2Seq(Seq2SeqModel):
     def __init__(self, source_words, target_words, embedding_dim=64, hidden_units=64, dropout=0.1,
                  **kwargs):
         super().__init__(source_words, target_words, **kwargs)
-        for name, value in (("embedding_dim", embedding_dim), ("hidden_units", hidden_units)):
-            if int(value) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value}")
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        self.embedding_dim = int(embedding_dim)
-        self.hidden_units = int(hidden_units)
-        self.dropout_rate = float(dropout)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.hidden_units = positive_int("hidden_units", hidden_units)
+        self.dropout_rate = rate("dropout", dropout)
         self.source_embedding = keras.layers.Embedding(
             self.source_vocabulary_size, self.embedding_dim, name="source_embedding")
         self.encoder = keras.layers.Bidirectional(

@@ -18,13 +18,9 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int
+
 ARCHITECTURES = ("convolution", "mlp", "recurrent")
-
-
-def _positive_int(name, value):
-    if isinstance(value, bool) or int(value) != value or int(value) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -67,11 +63,11 @@ class ConvolutionalEncoderDecoder(keras.Model):
     def __init__(self, source_vocabulary_size: int, positions: int = 11, channels: int = 5,
                  output_length: int = 11, l1_x: float = 1e-3, l1_y: float = 1e-3, **kwargs):
         super().__init__(**kwargs)
-        self.source_vocabulary_size = _positive_int("source_vocabulary_size",
+        self.source_vocabulary_size = positive_int("source_vocabulary_size",
                                                     source_vocabulary_size)
-        self.positions = _positive_int("positions", positions)
-        self.channels = _positive_int("channels", channels)
-        self.output_length = _positive_int("output_length", output_length)
+        self.positions = positive_int("positions", positions)
+        self.channels = positive_int("channels", channels)
+        self.output_length = positive_int("output_length", output_length)
         for name, value in (("l1_x", l1_x), ("l1_y", l1_y)):
             if float(value) < 0:
                 raise ValueError(f"{name} must be >= 0, got {value!r}")

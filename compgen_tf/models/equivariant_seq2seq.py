@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers import GAttention, GDecode, GEmbed, GLSTMCell, GroupConv
 from compgen_tf.models.attention_seq2seq import AttentionSeq2Seq
@@ -66,12 +67,9 @@ class EquivariantSeq2Seq(AttentionSeq2Seq):
             raise ValueError("EquivariantSeq2Seq has no dropout (it would break exact "
                              f"equivariance during training); got dropout={dropout}")
         Seq2SeqModel.__init__(self, source_words, target_words, **kwargs)
-        for name, value in (("embedding_dim", embedding_dim), ("hidden_units", hidden_units)):
-            if isinstance(value, bool) or int(value) != value or int(value) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.hidden_units = positive_int("hidden_units", hidden_units)
         self.symmetry = Symmetry.from_config(symmetry)
-        self.embedding_dim = int(embedding_dim)
-        self.hidden_units = int(hidden_units)
         self.dropout_rate = 0.0
         order, width = self.symmetry.group.order, 2 * self.hidden_units
         self.order = order

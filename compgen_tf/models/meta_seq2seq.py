@@ -6,6 +6,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int, rate
 from compgen_tf.layers.key_value_memory import KeyValueMemory
 from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK
@@ -71,16 +72,10 @@ class MetaSeq2Seq(Seq2SeqModel):
         kwargs.setdefault("max_input_length", 32)
         kwargs.setdefault("max_output_length", 64)
         super().__init__(source_words, target_words, **kwargs)
-        for name, value in (("embedding_dim", embedding_dim), ("hidden_units", hidden_units),
-                            ("num_layers", num_layers)):
-            if int(value) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value}")
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        self.embedding_dim = int(embedding_dim)
-        self.hidden_units = int(hidden_units)
-        self.num_layers = int(num_layers)
-        self.dropout_rate = float(dropout)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.hidden_units = positive_int("hidden_units", hidden_units)
+        self.num_layers = positive_int("num_layers", num_layers)
+        self.dropout_rate = rate("dropout", dropout)
         self.support_loss = bool(support_loss)
         self.decoder_attention = bool(decoder_attention)
         self.scaled_decoder_attention = bool(scaled_decoder_attention)
@@ -344,13 +339,7 @@ class MetaSeq2Seq(Seq2SeqModel):
         support_ids = tf.cond(ok, lambda: support_ids, lambda: tf.fill([1, 1], EOS_ID))
         action_ids = tf.cond(ok, lambda: action_ids, lambda: tf.fill([1, 1], EOS_ID))
         ids = self.greedy_decode_episode(support_ids, action_ids, query_ids)[0]
-        actions, finished = self.decode_actions(ids)
-        error = tf.where(ok, error, problem)
-        error = tf.where(tf.equal(error, "") & tf.logical_not(finished),
-                         f"no <eos> within max_output_length={self.max_output_length} tokens",
-                         error)
-        actions = tf.where(tf.equal(error, ""), actions, "")
-        return {"actions": actions, "error": error}
+        return self.serving_outputs(ids, tf.where(ok, error, problem))
 
     def get_config(self):
         config = super().get_config()

@@ -193,7 +193,15 @@ class Seq2SeqModel(keras.Model):
         """Strings in, strings out, never raising on bad input: the export signature."""
         self.build()
         ids, error = self.encode_commands(commands)
-        actions, finished = self.decode_actions(self.greedy_decode(ids))
+        return self.serving_outputs(self.greedy_decode(ids), error)
+
+    def serving_outputs(self, output_ids, error):
+        """{"actions", "error"} of an export signature from decoded ids and the input errors.
+
+        A translation that never emits `<eos>` becomes an error too; wherever there is an
+        error the action string is empty.
+        """
+        actions, finished = self.decode_actions(output_ids)
         error = tf.where(tf.equal(error, "") & tf.logical_not(finished),
                          f"no <eos> within max_output_length={self.max_output_length} tokens",
                          error)

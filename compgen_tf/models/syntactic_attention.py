@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
+from compgen_tf.arguments import positive_int, rate
 from compgen_tf.models.seq2seq_model import Seq2SeqModel
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS
 
@@ -162,15 +163,12 @@ class SyntacticAttention(Seq2SeqModel):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
         super().__init__(source_words, target_words, source_starts_with_sos=True, **kwargs)
-        sizes = (("semantic_dim", semantic_dim), ("syntax_embedding_dim", syntax_embedding_dim),
-                 ("syntax_units", syntax_units), ("encoder_units", encoder_units))
-        for name, value in sizes:
-            if isinstance(value, bool) or int(value) != value or int(value) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not 0.0 <= float(dropout) < 1.0:
-            raise ValueError(f"dropout must be in [0, 1), got {dropout}")
-        if not 0.0 <= float(syntax_word_noise) < 1.0:
-            raise ValueError(f"syntax_word_noise must be in [0, 1), got {syntax_word_noise}")
+        self.semantic_dim = positive_int("semantic_dim", semantic_dim)
+        self.syntax_embedding_dim = positive_int("syntax_embedding_dim", syntax_embedding_dim)
+        self.syntax_units = positive_int("syntax_units", syntax_units)
+        self.encoder_units = positive_int("encoder_units", encoder_units)
+        self.dropout_rate = rate("dropout", dropout)
+        self.syntax_word_noise = rate("syntax_word_noise", syntax_word_noise)
         if not float(syntax_noise_stddev) > 0.0:
             raise ValueError(f"syntax_noise_stddev must be positive, got {syntax_noise_stddev}")
         flags = dict(zip(_FLAGS, (sequential_semantics, syntax_action, nonlinear_semantics)))
@@ -178,15 +176,10 @@ class SyntacticAttention(Seq2SeqModel):
         for name, value in flags.items():
             if value not in (True, False):
                 raise ValueError(f"{name} must be true or false, got {value!r}")
-        if sequential_semantics and int(semantic_dim) % 2:
+        if sequential_semantics and self.semantic_dim % 2:
             raise ValueError("sequential_semantics splits semantic_dim between the two LSTM "
                              f"directions: semantic_dim must be even, got {semantic_dim}")
-        self.semantic_dim = int(semantic_dim)
-        self.syntax_embedding_dim = int(syntax_embedding_dim)
-        self.syntax_units = int(syntax_units)
-        self.encoder_units = int(encoder_units)
         self.decoder_units = 2 * self.encoder_units
-        self.dropout_rate = float(dropout)
         self.embeddings_initializer = _initializer("embeddings_initializer",
                                                    embeddings_initializer)
         self.boundary_initializer = _initializer("boundary_initializer", boundary_initializer,
@@ -194,7 +187,6 @@ class SyntacticAttention(Seq2SeqModel):
         self.syntax_embeddings_initializer = _initializer(
             "syntax_embeddings_initializer", syntax_embeddings_initializer,
             default=self.embeddings_initializer)
-        self.syntax_word_noise = float(syntax_word_noise)
         self.syntax_noise_stddev = float(syntax_noise_stddev)
         # Only when used, so that models saved without it keep the same variables.
         self.syntax_noise_seed = (keras.random.SeedGenerator(name="syntax_noise_seed")
