@@ -16,9 +16,12 @@ from compgen_tf import registry
 from compgen_tf.runs import EVALUATED_SPLITS, evaluate_run
 
 
-def _run_model(run_dir) -> str | None:
+def _run_model(run_dir) -> str:
     config = Path(run_dir) / "config.json"
-    return json.loads(config.read_text()).get("model") if config.exists() else None
+    if not config.exists():
+        raise FileNotFoundError(f"{config} does not exist: is {run_dir} a run directory "
+                                "written by compgen_tf.train?")
+    return json.loads(config.read_text()).get("model")
 
 
 def main(argv=None) -> int:

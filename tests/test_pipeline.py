@@ -90,7 +90,8 @@ def test_evaluate_cli(trained_run):
               "validation").stdout
     assert "validation: exact match" in out
     missing = run("-m", "compgen_tf.evaluate", "--run", str(trained_run / "nope"), check=False)
-    assert missing.returncode != 0
+    assert missing.returncode == 2
+    assert "config.json does not exist: is " in missing.stderr
 
 
 def test_export_serves_strings_in_a_tensorflow_only_process(trained_run, tmp_path):
