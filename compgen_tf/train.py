@@ -92,14 +92,16 @@ def main(argv=None) -> int:
     if args.task is not None:
         parser.error(f"--task is for {', '.join(sorted(registry.TASK_MODELS)) or 'task models'}; "
                      f"{args.model} trains on a SCAN --split")
-    try:
-        config = resolve_config(args)
-    except (ConfigError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    # The strategy comes first: it must configure TensorFlow's devices before anything
+    # (here the trial build of the model in resolve_config) initialises them.
     try:
         strategy = make_strategy(args.strategy, args.cpu_devices)
     except StrategyError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    try:
+        config = resolve_config(args)
+    except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     from compgen_tf.runs import default_run_dir, train_run
