@@ -180,6 +180,10 @@ class Trainer:
                 logits = model.compute_logits(source_ids, target_ids, training=True,
                                               teacher_forcing_ratio=ratio, seed=replica_seed)
                 loss = masked_cross_entropy(target_ids, logits, token_count)
+                # Weight penalties declared by layers (e.g. an embeddings_regularizer);
+                # each replica adds its share so that the replicas add up to one penalty.
+                if model.losses:
+                    loss += tf.add_n(model.losses) / tf.cast(replicas, loss.dtype)
             variables = model.trainable_variables
             gradients = tape.gradient(loss, variables)
             present = [i for i, g in enumerate(gradients) if g is not None]

@@ -183,7 +183,8 @@ NORMAL_EMBEDDINGS = {"embeddings_initializer": {"class_name": "RandomNormal",
 
 ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
                            boundary_initializer="zeros", syntax_embeddings_initializer="zeros",
-                           syntax_word_noise=0.25, syntax_noise_stddev=0.5, **NORMAL_EMBEDDINGS)
+                           syntax_word_noise=0.25, syntax_noise_stddev=0.5,
+                           syntax_embeddings_l2=1e-5, **NORMAL_EMBEDDINGS)
 
 
 @pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED], ids=["plain", "all_options_changed"])
@@ -219,7 +220,9 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"syntax_embeddings_initializer": "no_such_initializer"}, "syntax_embeddings_initializer"),
     ({"syntax_word_noise": 1.0}, r"syntax_word_noise must be in \[0, 1\)"),
     ({"syntax_word_noise": -0.1}, r"syntax_word_noise must be in \[0, 1\)"),
-    ({"syntax_noise_stddev": 0.0}, "syntax_noise_stddev must be positive")])
+    ({"syntax_noise_stddev": 0.0}, "syntax_noise_stddev must be positive"),
+    ({"syntax_embeddings_l2": -1e-5}, "syntax_embeddings_l2 must be a non-negative number"),
+    ({"syntax_embeddings_l2": True}, "syntax_embeddings_l2 must be a non-negative number")])
 def test_constructor_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_model(**kwargs)
@@ -371,3 +374,34 @@ def test_tiny_run_learns_training_set(tmp_path):
     assert summary["best_val_accuracy"] == 1.0, summary
     best = keras.saving.load_model(tmp_path / BEST_MODEL)
     assert best.translate([c for c, _ in EXAMPLES]) == [a for _, a in EXAMPLES]
+
+
+@pytest.mark.parametrize("l2", [0.0, 1e-5], ids=["no_penalty", "penalty"])
+def test_syntax_embeddings_l2_walks_an_untrained_row_to_zero(tmp_path, l2):
+    """`jump` is seen only alone, so its syntactic row has no data gradient: without the
+    penalty the trainer leaves it exactly at its draw, with it Adam walks it to zero, while
+    the rows the data trains keep their scale."""
+    examples = [(c, a) for c, a in EXAMPLES if "jump" not in c.split()] + [("jump", "I_JUMP")]
+    keras.utils.set_random_seed(0)
+    source = Vocabulary.from_texts(c for c, _ in EXAMPLES)
+    target = Vocabulary.from_texts(a for _, a in EXAMPLES)
+    model = SyntacticAttention(source.words, target.words, semantic_dim=16,
+                               syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
+                               dropout=0.0, max_output_length=12, syntax_embeddings_l2=l2,
+                               **NORMAL_EMBEDDINGS)
+    split = encode_split(model, examples)
+    model.translate(["walk"])  # builds the weights
+    embedding = model.get_layer("syntax_embedding").embeddings
+    jump, walk = (int(ids_of(model, [word])[0, 1]) for word in ("jump", "walk"))
+    before = embedding.numpy()
+    assert len(model.losses) == (1 if l2 else 0)
+    settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 300,
+                "eval_every": 300, "checkpoint_every": 1000, "patience": 100}
+    Trainer(model, settings, tmp_path, split, split, seed=3, verbose=0).fit()
+    after = embedding.numpy()
+    if l2:
+        assert np.linalg.norm(after[jump]) < 0.1 * np.linalg.norm(before[jump])
+        assert np.linalg.norm(after[walk]) > 0.5 * np.linalg.norm(before[walk])
+    else:
+        np.testing.assert_array_equal(after[jump], before[jump])
+    assert not np.allclose(after[walk], before[walk])
