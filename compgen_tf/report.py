@@ -121,6 +121,10 @@ PAPER_RESULTS = {
         source="Table 1 (add-jump); our variant: zero boundary semantics as above, and in "
                "training each word's syntactic row replaced by an N(0, 1) draw with "
                "probability 0.1"),
+    ("syntactic_attention", "addprim_jump_syntax_l2"): dict(
+        _RUSSIN_ADD_JUMP,
+        source="Table 1 (add-jump); our variant: an L2 penalty of 1e-5 on the syntactic "
+               "embeddings, otherwise the default configuration"),
     ("syntactic_attention", "addprim_jump_sequential_semantics"): dict(
         paper="russin2019", mean=42.3, std=32.7, n=5,
         source="Table 2, ablation 'Sequential semantics'"),
