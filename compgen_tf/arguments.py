@@ -14,6 +14,13 @@ def positive_int(name: str, value) -> int:
     return int(value)
 
 
+def non_negative(name: str, value) -> float:
+    """`value` as a `float`; a `ValueError` naming `name` unless it is a real number >= 0."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not value >= 0.0:
+        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+    return float(value)
+
+
 def rate(name: str, value) -> float:
     """`value` as a `float`; a `ValueError` naming `name` unless it lies in [0, 1)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0.0 <= value < 1.0:

@@ -92,7 +92,7 @@ def test_symmetric_model_learns_held_out_combinations(tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     ({"source_vocabulary_size": 0}, "source_vocabulary_size must be a positive integer"),
     ({"source_vocabulary_size": 20, "channels": 1.5}, "channels must be a positive integer"),
-    ({"source_vocabulary_size": 20, "l1_x": -1}, "l1_x must be >= 0"),
+    ({"source_vocabulary_size": 20, "l1_x": -1}, "l1_x must be a non-negative number"),
 ])
 def test_constructor_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):

@@ -359,13 +359,17 @@ def test_export_matches_translate(tmp_path):
 EXAMPLES = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands() if len(c.split()) <= 3]
 
 
-def test_tiny_run_learns_training_set(tmp_path):
+def tiny_scan_model(**kwargs):
     keras.utils.set_random_seed(0)
     source = Vocabulary.from_texts(c for c, _ in EXAMPLES)
     target = Vocabulary.from_texts(a for _, a in EXAMPLES)
-    model = SyntacticAttention(source.words, target.words, semantic_dim=16,
-                               syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
-                               dropout=0.0, max_output_length=12)
+    return SyntacticAttention(source.words, target.words, semantic_dim=16,
+                              syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
+                              dropout=0.0, max_output_length=12, **kwargs)
+
+
+def test_tiny_run_learns_training_set(tmp_path):
+    model = tiny_scan_model()
     split = encode_split(model, EXAMPLES)
     settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 800,
                 "eval_every": 25, "checkpoint_every": 1000, "patience": 100,
@@ -382,13 +386,7 @@ def test_syntax_embeddings_l2_walks_an_untrained_row_to_zero(tmp_path, l2):
     penalty the trainer leaves it exactly at its draw, with it Adam walks it to zero, while
     the rows the data trains keep their scale."""
     examples = [(c, a) for c, a in EXAMPLES if "jump" not in c.split()] + [("jump", "I_JUMP")]
-    keras.utils.set_random_seed(0)
-    source = Vocabulary.from_texts(c for c, _ in EXAMPLES)
-    target = Vocabulary.from_texts(a for _, a in EXAMPLES)
-    model = SyntacticAttention(source.words, target.words, semantic_dim=16,
-                               syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
-                               dropout=0.0, max_output_length=12, syntax_embeddings_l2=l2,
-                               **NORMAL_EMBEDDINGS)
+    model = tiny_scan_model(syntax_embeddings_l2=l2, **NORMAL_EMBEDDINGS)
     split = encode_split(model, examples)
     model.translate(["walk"])  # builds the weights
     embedding = model.get_layer("syntax_embedding").embeddings

@@ -18,7 +18,7 @@ from __future__ import annotations
 import keras
 import tensorflow as tf
 
-from compgen_tf.arguments import positive_int
+from compgen_tf.arguments import non_negative, positive_int
 
 ARCHITECTURES = ("convolution", "mlp", "recurrent")
 
@@ -68,10 +68,7 @@ class ConvolutionalEncoderDecoder(keras.Model):
         self.positions = positive_int("positions", positions)
         self.channels = positive_int("channels", channels)
         self.output_length = positive_int("output_length", output_length)
-        for name, value in (("l1_x", l1_x), ("l1_y", l1_y)):
-            if float(value) < 0:
-                raise ValueError(f"{name} must be >= 0, got {value!r}")
-        self.l1_x, self.l1_y = float(l1_x), float(l1_y)
+        self.l1_x, self.l1_y = non_negative("l1_x", l1_x), non_negative("l1_y", l1_y)
         self.x_embedding = keras.layers.Embedding(
             self.source_vocabulary_size, self.positions, name="x_embedding",
             embeddings_initializer=keras.initializers.RandomNormal(stddev=0.5),
