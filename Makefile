@@ -11,7 +11,7 @@ TRAIN_ARGS ?=
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c requirements.lock -e ".[cpu,test]"
+	$(PY) -m pip install -q -c requirements.lock -e ".[cpu,test,backends]"
 	touch $@
 
 install: $(VENV)/.installed

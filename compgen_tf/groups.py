@@ -424,4 +424,7 @@ def check_equivariance(fn: Callable, group: Group, inputs, input_transform: Call
 
 
 def _numpy(value):
+    """A NumPy array from a NumPy, TensorFlow, JAX or PyTorch value (no Keras import here)."""
+    if hasattr(value, "detach"):  # a PyTorch tensor, possibly on a GPU or tracking gradients
+        value = value.detach().cpu()
     return value.numpy() if hasattr(value, "numpy") else np.asarray(value)

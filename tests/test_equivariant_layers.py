@@ -1,9 +1,12 @@
-"""Every equivariant layer, checked with `check_equivariance` under random weights."""
+"""Every equivariant layer, checked with `check_equivariance` under random weights.
+
+Backend-independent (`keras.ops` and NumPy only): `tests/test_backends.py` runs this file under
+JAX and PyTorch too."""
 
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
+from keras import ops
 
 from compgen_tf.groups import (Group, Symmetry, check_equivariance, ids_transform,
                                regular_transform, scores_transform)
@@ -16,6 +19,7 @@ SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "and", "jump", "left", "look", "ri
 TARGET = ["<pad>", "<unk>", "<sos>", "<eos>", "I_JUMP", "I_LOOK", "I_RUN", "I_TURN_LEFT",
           "I_TURN_RIGHT", "I_WALK"]
 SYMMETRIES = ["verb", "direction", "verb+direction"]
+numpy = ops.convert_to_numpy
 
 
 def random_features(*shape, seed=0):
@@ -44,17 +48,17 @@ def test_g_embed_is_equivariant(name):
                                ids_transform(symmetry.input_action.on_vocabulary(SOURCE)),
                                regular_transform(symmetry.group, axis=-2))
     assert error == 0.0
-    out = embed(ids).numpy()
+    out = numpy(embed(ids))
     assert out.shape == (3, 7, symmetry.group.order, 6)
     # Row g of a word's embedding is the plain embedding of g^-1 w.
-    table = embed.embeddings.numpy()
+    table = numpy(embed.embeddings)
     jump = SOURCE.index("jump")
     for g in symmetry.group.elements:
         word = symmetry.input_action.act(symmetry.group.inverse(g), "jump")
-        np.testing.assert_array_equal(embed(np.array([jump])).numpy()[0, g],
+        np.testing.assert_array_equal(numpy(embed(np.array([jump])))[0, g],
                                       table[SOURCE.index(word)])
     # Words no element moves embed identically on every row.
-    twice = embed(np.array([SOURCE.index("twice")])).numpy()[0]
+    twice = numpy(embed(np.array([SOURCE.index("twice")])))[0]
     assert np.all(twice == twice[0])
 
 
@@ -83,15 +87,15 @@ def test_group_conv_is_equivariant_and_matches_definition_4(name):
     translate = regular_transform(group, axis=-2)
     assert check_equivariance(conv, group, features, translate, translate) < TOLERANCE
     # Against the definition, term by term.
-    kernel, bias = conv.kernel.numpy(), conv.bias.numpy()
+    kernel, bias = numpy(conv.kernel), numpy(conv.bias)
     expected = np.zeros((2, 3, group.order, 5), np.float64)
     for g in group.elements:
         for h in group.elements:
             expected[..., g, :] += features[..., h, :] @ kernel[group.compose(group.inverse(g),
                                                                                 h)]
-    np.testing.assert_allclose(conv(features).numpy(), expected + bias, atol=1e-5)
-    np.testing.assert_allclose(round_trip(conv, features)(features).numpy(),
-                               conv(features).numpy())
+    np.testing.assert_allclose(numpy(conv(features)), expected + bias, atol=1e-5)
+    np.testing.assert_allclose(numpy(round_trip(conv, features)(features)),
+                               numpy(conv(features)))
 
 
 @pytest.mark.parametrize("group", [Group.cyclic(3), Group.cyclic(5),
@@ -104,18 +108,19 @@ def test_group_convolution_matches_definition_4_in_either_basis(group):
     assert convolution.fourier == group.is_abelian
     kernel = random_features(group.order, 3, 2, seed=4)
     features = random_features(5, group.order, 3, seed=5)
-    out = convolution.apply(tf.constant(features), convolution.prepare(tf.constant(kernel)))
+    out = convolution.apply(ops.convert_to_tensor(features),
+                            convolution.prepare(ops.convert_to_tensor(kernel)))
     expected = np.zeros((5, group.order, 2))
     for g in group.elements:
         for h in group.elements:
             expected[:, g] += features[:, h] @ kernel[group.compose(group.inverse(g), h)]
-    np.testing.assert_allclose(out.numpy(), expected, atol=1e-5)
+    np.testing.assert_allclose(numpy(out), expected, atol=1e-5)
 
 
 def test_group_conv_rejects_wrong_group_axis():
     conv = GroupConv("verb", filters=2)
     with pytest.raises(ValueError, match=r"\(\.\.\., 4, K\)"):
-        conv(tf.zeros([2, 3, 5]))
+        conv(np.zeros((2, 3, 5), np.float32))
     with pytest.raises(ValueError, match="filters must be a positive integer"):
         GroupConv("verb", filters=0)
 
@@ -131,8 +136,8 @@ def test_g_lstm_cell_in_keras_rnn_is_equivariant(name):
     inputs = random_features(2, 6, group.order, channels)
 
     def run(x):
-        outputs, h, c = rnn(tf.reshape(x, [2, 6, -1]))
-        return tf.stack([tf.reshape(t, [2, group.order, 3])
+        outputs, h, c = rnn(ops.reshape(x, (2, 6, -1)))
+        return ops.stack([ops.reshape(t, (2, group.order, 3))
                          for t in (outputs[:, -1], h, c)], axis=1)  # (batch, 3, |G|, units)
 
     translate = regular_transform(group, axis=-2)
@@ -140,16 +145,16 @@ def test_g_lstm_cell_in_keras_rnn_is_equivariant(name):
     assert cell.state_size == [group.order * 3] * 2 and cell.output_size == group.order * 3
     clone = GLSTMCell.from_config(cell.get_config())
     rnn_clone = keras.layers.RNN(clone, return_sequences=True, return_state=True)
-    rnn_clone(tf.reshape(inputs, [2, 6, -1]))
+    rnn_clone(inputs.reshape(2, 6, -1))
     clone.set_weights(cell.get_weights())
-    np.testing.assert_allclose(rnn_clone(tf.reshape(inputs, [2, 6, -1]))[0].numpy(),
-                               rnn(tf.reshape(inputs, [2, 6, -1]))[0].numpy(), atol=1e-6)
+    np.testing.assert_allclose(numpy(rnn_clone(inputs.reshape(2, 6, -1))[0]),
+                               numpy(rnn(inputs.reshape(2, 6, -1))[0]), atol=1e-6)
 
 
 def test_g_lstm_cell_rejects_inputs_not_divisible_by_the_group():
     rnn = keras.layers.RNN(GLSTMCell("verb", units=2))
     with pytest.raises(ValueError, match=r"\|G\| = 4"):
-        rnn(tf.zeros([1, 3, 6]))
+        rnn(np.zeros((1, 3, 6), np.float32))
 
 
 @pytest.mark.parametrize("name", SYMMETRIES)
@@ -172,7 +177,7 @@ def test_g_attention_is_equivariant_with_invariant_weights(name):
                               regular_transform(group, -2)) < TOLERANCE
     assert check_equivariance(weights, group, (query, keys), move_both,
                               lambda g, w: w) < TOLERANCE
-    w = weights((query, keys)).numpy()
+    w = numpy(weights((query, keys)))
     assert np.all(w[~mask] < 1e-6)
     np.testing.assert_allclose(w.sum(-1), 1.0, atol=1e-6)
 
@@ -190,11 +195,11 @@ def test_g_decode_is_equivariant_and_its_bias_is_tied_on_orbits(name):
     error = check_equivariance(decode, group, features, regular_transform(group, -2),
                                scores_transform(permutations))
     assert error < TOLERANCE
-    np.testing.assert_allclose(round_trip(decode, features)(features).numpy(),
-                               decode(features).numpy())
+    np.testing.assert_allclose(numpy(round_trip(decode, features)(features)),
+                               numpy(decode(features)))
     # The check would catch an untied per-word bias (the reference implementation's).
     word_bias = np.random.default_rng(7).normal(size=len(TARGET)).astype(np.float32)
-    broken = check_equivariance(lambda x: decode(x) + word_bias, group, features,
+    broken = check_equivariance(lambda x: ops.add(decode(x), word_bias), group, features,
                                 regular_transform(group, -2), scores_transform(permutations))
     if group.order > 1:
         assert broken > 1e-2
@@ -210,10 +215,10 @@ def test_layers_save_and_load_in_a_keras_model(tmp_path):
     logits = GDecode(symmetry, TARGET)(keras.layers.Reshape((symmetry.group.order, 4))(states))
     model = keras.Model(ids, logits)
     batch = random_ids((2, 5), len(SOURCE), seed=8)
-    before = model(batch).numpy()
+    before = numpy(model(batch))
     model.save(tmp_path / "g.keras")
     loaded = keras.saving.load_model(tmp_path / "g.keras")
-    np.testing.assert_allclose(loaded(batch).numpy(), before, atol=1e-6)
+    np.testing.assert_allclose(numpy(loaded(batch)), before, atol=1e-6)
     # The whole stack is equivariant: commands in, action scores out.
     error = check_equivariance(model, symmetry.group, batch,
                                ids_transform(symmetry.input_action.on_vocabulary(SOURCE)),
@@ -230,17 +235,18 @@ def test_a_prepared_kernel_gives_exactly_the_layers_own_result():
     with pytest.raises(ValueError, match=r"call the layer once"):
         conv.prepare_kernel()
     own = conv(features)
-    np.testing.assert_array_equal(conv(features, conv.prepare_kernel()), own)
+    np.testing.assert_array_equal(numpy(conv(features, conv.prepare_kernel())), numpy(own))
 
     decode = GDecode(symmetry, TARGET)
     own = decode(features)
-    np.testing.assert_array_equal(decode(features, decode.prepare_kernel()), own)
+    np.testing.assert_array_equal(numpy(decode(features, decode.prepare_kernel())),
+                                  numpy(own))
 
     cell = GLSTMCell(symmetry, units=2)
     flat = features.reshape(5, 24)
     states = [random_features(5, 8, seed=1), random_features(5, 8, seed=2)]
     own_output, own_states = cell(flat, states)
     output, new_states = cell(flat, states, prepared_kernel=cell.prepare_kernel())
-    np.testing.assert_array_equal(output, own_output)
+    np.testing.assert_array_equal(numpy(output), numpy(own_output))
     for state, own_state in zip(new_states, own_states):
-        np.testing.assert_array_equal(state, own_state)
+        np.testing.assert_array_equal(numpy(state), numpy(own_state))

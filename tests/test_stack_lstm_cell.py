@@ -1,11 +1,12 @@
 import keras
 import numpy as np
 import pytest
-import tensorflow as tf
+from keras import ops
 
 from compgen_tf.layers import StackLSTMCell
 from compgen_tf.layers.stack_lstm_cell import shift_stacks
 
+numpy = ops.convert_to_numpy
 STACK = np.array([[1.0, 2.0, 3.0, 0.0, 0.0]], np.float32)  # slot 0 = bottom
 
 
@@ -15,13 +16,14 @@ STACK = np.array([[1.0, 2.0, 3.0, 0.0, 0.0]], np.float32)  # slot 0 = bottom
     ([0, 1, 0], [1, 2, 3, 0, 0]),  # keep
 ])
 def test_filters_push_pop_and_keep_exactly(kernel, expected):
-    shifted = shift_stacks(tf.constant(STACK), tf.constant([kernel], tf.float32))
-    np.testing.assert_array_equal(shifted.numpy(), [expected])
+    shifted = shift_stacks(ops.convert_to_tensor(STACK),
+                           ops.convert_to_tensor(np.array([kernel], np.float32)))
+    np.testing.assert_array_equal(numpy(shifted), [expected])
 
 
 def test_top_value_falls_off_a_full_stack():
-    full = tf.constant([[1.0, 2.0, 3.0]])
-    np.testing.assert_array_equal(shift_stacks(full, tf.constant([[1.0, 0, 0]])).numpy(),
+    full = ops.convert_to_tensor(np.array([[1.0, 2.0, 3.0]], np.float32))
+    np.testing.assert_array_equal(numpy(shift_stacks(full, ops.convert_to_tensor(np.array([[1.0, 0, 0]], np.float32)))),
                                   [[0.0, 1.0, 2.0]])
 
 
@@ -38,17 +40,17 @@ def saturated_cell(filter_logits, write=0.0):
 
 
 def test_cell_pushes_and_pops_its_stack_and_reads_the_bottom():
-    inputs = tf.zeros([1, 2])
-    h = tf.zeros([1, 1])
-    stacks = tf.constant(STACK)
+    inputs = np.zeros((1, 2), np.float32)
+    h = np.zeros((1, 1), np.float32)
+    stacks = STACK
     push = saturated_cell([200.0, -200.0, -200.0], write=0.5)
     out, (h, stacks) = push(inputs, [h, stacks])
-    np.testing.assert_allclose(stacks.numpy(), [[0.5, 1, 2, 3, 0]], atol=1e-6)
-    np.testing.assert_allclose(out.numpy(), [[np.tanh(0.5)]], atol=1e-6)
+    np.testing.assert_allclose(numpy(stacks), [[0.5, 1, 2, 3, 0]], atol=1e-6)
+    np.testing.assert_allclose(numpy(out), [[np.tanh(0.5)]], atol=1e-6)
     pop = saturated_cell([-200.0, -200.0, 200.0])
     out, (h, stacks) = pop(inputs, [h, stacks])
-    np.testing.assert_allclose(stacks.numpy(), [[1, 2, 3, 0, 0]], atol=1e-6)
-    np.testing.assert_allclose(out.numpy(), [[np.tanh(1.0)]], atol=1e-6)
+    np.testing.assert_allclose(numpy(stacks), [[1, 2, 3, 0, 0]], atol=1e-6)
+    np.testing.assert_allclose(numpy(out), [[np.tanh(1.0)]], atol=1e-6)
 
 
 def test_works_inside_keras_rnn_and_round_trips(tmp_path):
@@ -57,11 +59,11 @@ def test_works_inside_keras_rnn_and_round_trips(tmp_path):
     outputs = keras.layers.RNN(StackLSTMCell(units=3, depth=6), return_sequences=True)(inputs)
     model = keras.Model(inputs, outputs)
     batch = np.random.default_rng(0).normal(size=(2, 7, 4)).astype(np.float32)
-    before = model(batch).numpy()
+    before = numpy(model(batch))
     assert before.shape == (2, 7, 3)
     model.save(tmp_path / "stack.keras")
     loaded = keras.saving.load_model(tmp_path / "stack.keras")
-    np.testing.assert_allclose(loaded(batch).numpy(), before, atol=1e-6)
+    np.testing.assert_allclose(numpy(loaded(batch)), before, atol=1e-6)
     cell = loaded.layers[1].cell
     assert (cell.units, cell.depth, cell.state_size) == (3, 6, [3, 18])
 

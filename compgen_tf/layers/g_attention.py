@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
+from keras import ops
+
+MASKED_SCORE = -1e9
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -13,7 +15,10 @@ class GAttention(keras.layers.Layer):
     beta_j = sum_g query(g) . keys_j(g), alpha = softmax_j(beta) over the unmasked
     positions, context = sum_j alpha_j keys_j. The scores are invariant and the
     context is equivariant when the query and the keys are translated together.
-    No weights.
+    No weights; written in `keras.ops`.
+
+    Args:
+        **kwargs: `keras.layers.Layer` arguments.
 
     Call arguments:
         query: (batch, |G|, K), the previous decoder state.
@@ -24,9 +29,9 @@ class GAttention(keras.layers.Layer):
         (context (batch, |G|, K), weights (batch, time)).
 
     Example:
-        >>> context, weights = GAttention()(tf.ones([2, 4, 8]), tf.ones([2, 5, 4, 8]))
+        >>> context, weights = GAttention()(np.ones((2, 4, 8)), np.ones((2, 5, 4, 8)))
         >>> context.shape, weights.shape
-        (TensorShape([2, 4, 8]), TensorShape([2, 5]))
+        ((2, 4, 8), (2, 5))
 
     References:
         Gordon et al. (2020), Permutation equivariant models for compositional
@@ -34,8 +39,9 @@ class GAttention(keras.layers.Layer):
     """
 
     def call(self, query, keys, mask=None):
-        scores = tf.einsum("bgk,btgk->bt", query, keys)
+        scores = ops.einsum("bgk,btgk->bt", query, keys)
         if mask is not None:
-            scores = tf.where(tf.cast(mask, tf.bool), scores, tf.fill(tf.shape(scores), -1e9))
-        weights = tf.nn.softmax(scores, axis=-1)
-        return tf.einsum("bt,btgk->bgk", weights, keys), weights
+            scores = ops.where(ops.cast(mask, "bool"), scores,
+                               ops.cast(MASKED_SCORE, scores.dtype))
+        weights = ops.softmax(scores, axis=-1)
+        return ops.einsum("bt,btgk->bgk", weights, keys), weights

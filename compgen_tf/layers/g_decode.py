@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 from compgen_tf.groups import Symmetry
-from compgen_tf.layers.group_conv import _require_built, group_features_matmul
+from compgen_tf.layers.group_conv import check_group_features, group_features_matmul, require_built
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -18,7 +18,7 @@ class GDecode(keras.layers.Layer):
     phi by g permutes the logits by g's action on the output vocabulary. The
     bias is one number per orbit of that action, so it cannot break
     equivariance (an untied per-word bias would: `jump` could then be
-    preferred over `walk` whatever the input).
+    preferred over `walk` whatever the input). Written in `keras.ops`.
 
     Args:
         symmetry: a `compgen_tf.groups.Symmetry`, its config dict, or a SCAN
@@ -26,6 +26,9 @@ class GDecode(keras.layers.Layer):
         vocabulary: the output words, in id order.
         use_bias: add the per-orbit bias.
         kernel_initializer: Keras initializer of psi (|V'|, K).
+        bias_initializer: Keras initializer of the per-orbit bias.
+        kernel_regularizer, bias_regularizer: Keras regularizers (or None).
+        kernel_constraint, bias_constraint: Keras constraints (or None).
         **kwargs: `keras.layers.Layer` arguments.
 
     Call arguments:
@@ -38,8 +41,8 @@ class GDecode(keras.layers.Layer):
 
     Example:
         >>> decode = GDecode("verb", ["<eos>", "I_JUMP", "I_LOOK", "I_RUN", "I_WALK"])
-        >>> decode(tf.zeros([2, 4, 16])).shape
-        TensorShape([2, 5])
+        >>> decode(np.zeros((2, 4, 16), "float32")).shape
+        (2, 5)
 
     References:
         Gordon et al. (2020), Permutation equivariant models for compositional
@@ -47,12 +50,19 @@ class GDecode(keras.layers.Layer):
     """
 
     def __init__(self, symmetry, vocabulary, use_bias: bool = True,
-                 kernel_initializer="glorot_uniform", **kwargs):
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         self.symmetry = Symmetry.from_config(symmetry)
         self.vocabulary = list(vocabulary)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+        self.bias_constraint = keras.constraints.get(bias_constraint)
         action = self.symmetry.output_action
         moves = action.on_vocabulary(self.vocabulary)  # [h, w] = index of h w
         # [h, w] = index of h^-1 w.
@@ -60,32 +70,34 @@ class GDecode(keras.layers.Layer):
         self._orbits = np.asarray(action.orbits(self.vocabulary), np.int32)
 
     def build(self, input_shape):
-        order = self.symmetry.group.order
-        if len(input_shape) < 2 or input_shape[-2] != order or input_shape[-1] is None:
-            raise ValueError(f"GDecode expects features of shape (..., {order}, K), got "
-                             f"{tuple(input_shape)}")
+        check_group_features(self, input_shape, self.symmetry.group.order)
         self.kernel = self.add_weight(name="kernel",
                                       shape=(len(self.vocabulary), int(input_shape[-1])),
-                                      initializer=self.kernel_initializer)
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.orbit_bias = (self.add_weight(name="orbit_bias",
                                            shape=(int(self._orbits.max()) + 1,),
-                                           initializer="zeros")
+                                           initializer=self.bias_initializer,
+                                           regularizer=self.bias_regularizer,
+                                           constraint=self.bias_constraint)
                            if self.use_bias else None)
 
     def prepare_kernel(self):
         """The (|G|·K, |V'|) matrix that `call` multiplies the flat features by."""
-        _require_built(self, "prepare_kernel")
+        require_built(self, "prepare_kernel")
         order, channels = self.symmetry.group.order, self.kernel.shape[1]
         # [h, w, k] = psi_k(h^-1 w) -> the matrix of one contraction.
-        blocks = tf.gather(self.kernel, self._inverse_images)
-        return tf.reshape(tf.transpose(blocks, [0, 2, 1]), [order * channels, -1])
+        blocks = ops.take(self.kernel, self._inverse_images, axis=0)
+        return ops.reshape(ops.transpose(blocks, (0, 2, 1)),
+                           (order * channels, len(self.vocabulary)))
 
     def call(self, features, prepared_kernel=None):
         if prepared_kernel is None:
             prepared_kernel = self.prepare_kernel()
         logits = group_features_matmul(features, prepared_kernel)
         if self.use_bias:
-            logits += tf.gather(self.orbit_bias, self._orbits)
+            logits = logits + ops.take(self.orbit_bias, self._orbits, axis=0)
         return logits
 
     def compute_output_shape(self, input_shape):
@@ -98,5 +110,10 @@ class GDecode(keras.layers.Layer):
             "vocabulary": self.vocabulary,
             "use_bias": self.use_bias,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
+            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
+            "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
+            "kernel_constraint": keras.constraints.serialize(self.kernel_constraint),
+            "bias_constraint": keras.constraints.serialize(self.bias_constraint),
         })
         return config

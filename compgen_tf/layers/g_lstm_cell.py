@@ -4,34 +4,53 @@ from __future__ import annotations
 
 import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
+# Keras' RNN layer draws a cell's dropout masks once per sequence only for subclasses of this
+# mixin (keras.layers.RNN checks isinstance); it is not exported under keras.layers.
+from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
-from compgen_tf.arguments import positive_int
+from compgen_tf.arguments import positive_int, rate
 from compgen_tf.groups import Symmetry
-from compgen_tf.layers.group_conv import GroupConvolution, _require_built
+from compgen_tf.layers.group_conv import GroupConvolution, require_built
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
-class GLSTMCell(keras.layers.Layer):
+class GLSTMCell(keras.layers.Layer, DropoutRNNCell):
     """An LSTM cell whose four gates are group convolutions of the input and the state.
 
     i, f, g, o = sigma/tanh(x * psi_.i + h * psi_.h + b_.), c' = f c + i g,
     h' = o tanh(c'), where * is `GroupConv`'s convolution and the biases are
     shared over the group: translating x, h and c by g translates h' and c'.
     `keras.layers.RNN` accepts only flat integer state sizes, so inputs, states
-    and outputs are flat, (batch, |G|·channels), and reshaped inside.
+    and outputs are flat, (batch, |G|·channels), and reshaped inside. Written in
+    `keras.ops`: it runs on the TensorFlow, JAX and PyTorch backends.
+
+    Dropout keeps equivariance: a mask drops a channel at every group element at
+    once ((batch, 1, K) broadcast over the group axis), so a translated input meets
+    the same mask, translated. An independent mask per (g, k) entry would not be
+    equivariant for a given draw. As in Keras' `LSTMCell`, `keras.layers.RNN` draws
+    the masks once per sequence.
 
     Args:
         symmetry: a `compgen_tf.groups.Symmetry`, its config dict, or a SCAN
             symmetry name.
         units: K, the channels of the hidden and cell states per group element.
         unit_forget_bias: start the forget-gate bias at 1.
-        kernel_initializer, recurrent_initializer: Keras initializers.
+        kernel_initializer, recurrent_initializer, bias_initializer: Keras
+            initializers (`bias_initializer` before the forget-gate 1 is added).
+        kernel_regularizer, recurrent_regularizer, bias_regularizer: Keras
+            regularizers (or None).
+        kernel_constraint, recurrent_constraint, bias_constraint: Keras constraints
+            (or None).
+        dropout: fraction of the input channels dropped, in [0, 1).
+        recurrent_dropout: fraction of the hidden-state channels dropped, in [0, 1).
+        seed: seed of the dropout masks.
         **kwargs: `keras.layers.Layer` arguments.
 
     Call arguments:
         inputs: (batch, |G|·K_in) flat features (reshape (batch, |G|, K_in) first).
         states: [h, c], each (batch, |G|·units).
+        training: whether dropout is applied.
         prepared_kernel: optional, `prepare_kernel()` computed once per sequence by a
             caller that runs the recurrence itself (`keras.layers.RNN` does not pass it,
             and the cell then prepares its filters at every step).
@@ -42,8 +61,8 @@ class GLSTMCell(keras.layers.Layer):
     Example:
         >>> cell = GLSTMCell("verb", units=8)
         >>> rnn = keras.layers.RNN(cell, return_sequences=True)
-        >>> rnn(tf.zeros([2, 5, 4 * 3])).shape  # (batch, time, |G| * units)
-        TensorShape([2, 5, 32])
+        >>> rnn(np.zeros((2, 5, 4 * 3), "float32")).shape  # (batch, time, |G| * units)
+        (2, 5, 32)
 
     References:
         Gordon et al. (2020), Permutation equivariant models for compositional
@@ -52,13 +71,30 @@ class GLSTMCell(keras.layers.Layer):
 
     def __init__(self, symmetry, units: int, unit_forget_bias: bool = True,
                  kernel_initializer="glorot_uniform", recurrent_initializer="glorot_uniform",
-                 **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, recurrent_regularizer=None,
+                 bias_regularizer=None, kernel_constraint=None, recurrent_constraint=None,
+                 bias_constraint=None, dropout: float = 0.0, recurrent_dropout: float = 0.0,
+                 seed=None, **kwargs):
         super().__init__(**kwargs)
         self.units = positive_int("units", units)
         self.symmetry = Symmetry.from_config(symmetry)
         self.unit_forget_bias = bool(unit_forget_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.recurrent_regularizer = keras.regularizers.get(recurrent_regularizer)
+        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+        self.recurrent_constraint = keras.constraints.get(recurrent_constraint)
+        self.bias_constraint = keras.constraints.get(bias_constraint)
+        self.dropout = rate("dropout", dropout)
+        self.recurrent_dropout = rate("recurrent_dropout", recurrent_dropout)
+        self.seed = seed
+        # Only a cell with dropout owns a seed state, so that a cell without keeps exactly
+        # the variables (and checkpoints) it always had.
+        if self.dropout or self.recurrent_dropout:
+            self.seed_generator = keras.random.SeedGenerator(seed)
         self._convolution = GroupConvolution(self.symmetry.group)
         size = self.symmetry.group.order * self.units
         self.state_size = [size, size]
@@ -74,42 +110,68 @@ class GLSTMCell(keras.layers.Layer):
             raise ValueError(f"GLSTMCell inputs must be flat (batch, |G| * K) features with "
                              f"|G| = {self.order}; got last dimension {features}")
         channels = features // self.order
-        self.kernel = self.add_weight(name="kernel", shape=(self.order, channels, 4 * self.units),
-                                      initializer=self.kernel_initializer)
-        self.recurrent_kernel = self.add_weight(
-            name="recurrent_kernel", shape=(self.order, self.units, 4 * self.units),
-            initializer=self.recurrent_initializer)
         units = self.units
-        bias = np.zeros(4 * units, np.float32)
+        self.kernel = self.add_weight(name="kernel", shape=(self.order, channels, 4 * units),
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.recurrent_kernel = self.add_weight(
+            name="recurrent_kernel", shape=(self.order, units, 4 * units),
+            initializer=self.recurrent_initializer, regularizer=self.recurrent_regularizer,
+            constraint=self.recurrent_constraint)
+        initializer = self.bias_initializer
         if self.unit_forget_bias:
-            bias[units:2 * units] = 1.0
-        self.bias = self.add_weight(name="bias", shape=(4 * units,),
-                                    initializer=keras.initializers.Constant(bias))
+            base = self.bias_initializer
+            forget_one = np.zeros(4 * units, np.float32)
+            forget_one[units:2 * units] = 1.0
+
+            def initializer(shape, dtype=None):
+                return ops.add(base(shape, dtype=dtype), ops.cast(forget_one, dtype))
+        self.bias = self.add_weight(name="bias", shape=(4 * units,), initializer=initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint)
 
     def prepare_kernel(self):
         """The input and recurrent filters, stacked along their input channels and prepared
         once (`GroupConvolution.prepare`): the four gates of [x; h] come from one
         convolution."""
-        _require_built(self, "prepare_kernel")
-        return self._convolution.prepare(tf.concat([self.kernel, self.recurrent_kernel], 1))
+        require_built(self, "prepare_kernel")
+        return self._convolution.prepare(ops.concatenate([self.kernel, self.recurrent_kernel], 1))
+
+    def _create_dropout_mask(self, step_input, dropout_rate):
+        # One draw per channel, shared by every group element (see the class docstring).
+        size = step_input.shape[-1]
+        if size is None:  # only an input can lack a static size; the state's is order * units
+            size = self.order * self.kernel.shape[1]
+        channels = size // self.order
+        batch = ops.shape(step_input)[0]
+        ones = ops.ones((batch, 1, channels), dtype=step_input.dtype)
+        mask = keras.random.dropout(ones, rate=dropout_rate, seed=self.seed_generator)
+        return ops.reshape(ops.repeat(mask, self.order, axis=1), (-1, self.order * channels))
 
     def call(self, inputs, states, training=False, prepared_kernel=None):
         h, c = states
-        batch = tf.shape(inputs)[0]
+        if training and self.dropout:
+            inputs = inputs * self.get_dropout_mask(inputs)
+        if training and self.recurrent_dropout:
+            h = h * self.get_recurrent_dropout_mask(h)
         if prepared_kernel is None:
             prepared_kernel = self.prepare_kernel()
-        features = tf.concat([tf.reshape(inputs, [batch, self.order, -1]),
-                              tf.reshape(h, [batch, self.order, self.units])], -1)
+        features = ops.concatenate([
+            # The channels come from the kernel: a graph may not know the input's last size.
+            ops.reshape(inputs, (-1, self.order, self.kernel.shape[1])),
+            ops.reshape(h, (-1, self.order, self.units))], -1)
         z = self._convolution.apply(features, prepared_kernel) + self.bias
-        i, f, g, o = tf.split(z, 4, axis=-1)
-        c_previous = tf.reshape(c, [batch, self.order, self.units])
-        c_next = tf.sigmoid(f) * c_previous + tf.sigmoid(i) * tf.tanh(g)
-        h_next = tf.sigmoid(o) * tf.tanh(c_next)
-        h_flat = tf.reshape(h_next, [batch, -1])
-        return h_flat, [h_flat, tf.reshape(c_next, [batch, -1])]
+        i, f, g, o = ops.split(z, 4, axis=-1)
+        c_previous = ops.reshape(c, (-1, self.order, self.units))
+        c_next = ops.sigmoid(f) * c_previous + ops.sigmoid(i) * ops.tanh(g)
+        h_next = ops.sigmoid(o) * ops.tanh(c_next)
+        size = self.order * self.units
+        h_flat = ops.reshape(h_next, (-1, size))
+        return h_flat, [h_flat, ops.reshape(c_next, (-1, size))]
 
     def get_initial_state(self, batch_size=None):
-        zeros = tf.zeros([batch_size, self.order * self.units], self.compute_dtype)
+        zeros = ops.zeros((batch_size, self.order * self.units), dtype=self.compute_dtype)
         return [zeros, zeros]
 
     def get_config(self):
@@ -118,8 +180,15 @@ class GLSTMCell(keras.layers.Layer):
             "symmetry": self.symmetry.get_config(),
             "units": self.units,
             "unit_forget_bias": self.unit_forget_bias,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "recurrent_initializer": keras.initializers.serialize(self.recurrent_initializer),
+            "dropout": self.dropout,
+            "recurrent_dropout": self.recurrent_dropout,
+            "seed": self.seed,
         })
+        for name in ("kernel", "recurrent", "bias"):
+            config[f"{name}_initializer"] = keras.initializers.serialize(
+                getattr(self, f"{name}_initializer"))
+            config[f"{name}_regularizer"] = keras.regularizers.serialize(
+                getattr(self, f"{name}_regularizer"))
+            config[f"{name}_constraint"] = keras.constraints.serialize(
+                getattr(self, f"{name}_constraint"))
         return config
-

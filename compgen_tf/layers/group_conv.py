@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
@@ -18,15 +18,31 @@ def group_conv_matrix(kernel, left_division_table):
     (batch, |G|, |G|, K, K') temporary.
     """
     order, channels, filters = kernel.shape
-    blocks = tf.gather(kernel, left_division_table)  # [g, h, k, i]
-    blocks = tf.transpose(blocks, [1, 2, 0, 3])  # [h, k, g, i]
-    return tf.reshape(blocks, [order * channels, order * filters])
+    blocks = ops.take(kernel, left_division_table, axis=0)  # [g, h, k, i]
+    blocks = ops.transpose(blocks, (1, 2, 0, 3))  # [h, k, g, i]
+    return ops.reshape(blocks, (order * channels, order * filters))
+
+
+def leading_shape(x, trailing: int) -> tuple:
+    """The dimensions of `x` before its last `trailing` ones; unknown ones as scalar tensors
+    (TensorFlow graphs), so that a reshape back to them keeps every static size it can."""
+    shape = ops.shape(x)
+    return tuple(shape[:len(shape) - trailing])
+
+
+def matmul_last_axis(x, matrix):
+    """x (..., N) @ matrix (N, M) -> (..., M), as one 2-D product (no broadcast batch)."""
+    lead = leading_shape(x, 1)
+    if len(lead) == 1:
+        return ops.matmul(x, matrix)
+    out = ops.matmul(ops.reshape(x, (-1, x.shape[-1] or ops.shape(x)[-1])), matrix)
+    return ops.reshape(out, lead + (matrix.shape[-1],))
 
 
 def group_features_matmul(features, matrix):
     """features (..., |G|, K), flattened to (..., |G|·K), times matrix (|G|·K, N) -> (..., N)."""
-    flat = tf.reshape(features, tf.concat([tf.shape(features)[:-2], [-1]], 0))
-    return tf.matmul(flat, matrix) if flat.shape.rank == 2 else tf.tensordot(flat, matrix, 1)
+    lead = leading_shape(features, 2)
+    return matmul_last_axis(ops.reshape(features, lead + (matrix.shape[0],)), matrix)
 
 
 class GroupConvolution:
@@ -41,7 +57,8 @@ class GroupConvolution:
     the group domain, so the layers' weights do not depend on the method.
 
     Usage: `prepared = conv.prepare(kernel)` (once per sequence in a recurrence),
-    then `conv.apply(features, prepared)` at every step.
+    then `conv.apply(features, prepared)` at every step. Written in `keras.ops`: it
+    runs on every Keras backend.
     """
 
     def __init__(self, group):
@@ -69,41 +86,54 @@ class GroupConvolution:
         if not self.fourier:
             return (group_conv_matrix(kernel, self._division),)
         _, channels, filters = kernel.shape
-        real = tf.einsum("uj,uki->jki", tf.cast(self._real_coefficients, kernel.dtype), kernel)
+        real = ops.einsum("uj,uki->jki", ops.cast(self._real_coefficients, kernel.dtype), kernel)
         # Block of a pair: rows (input coordinate q, channel k), columns (output p, filter i).
-        pairs = tf.reshape(
-            tf.einsum("ujpq,uki->jqkpi", tf.cast(self._pair_coefficients, kernel.dtype), kernel),
-            [self.pairs, 2 * channels, 2 * filters])
+        pairs = ops.reshape(
+            ops.einsum("ujpq,uki->jqkpi", ops.cast(self._pair_coefficients, kernel.dtype),
+                       kernel),
+            (self.pairs, 2 * channels, 2 * filters))
         return real, pairs
 
     def apply(self, features, prepared):
         """features (..., |G|, K) -> (..., |G|, K'), the convolution by `prepare`'s filter."""
-        shape = tf.shape(features)
-        channels = features.shape[-1] if features.shape[-1] is not None else shape[-1]
+        lead = leading_shape(features, 2)
         if not self.fourier:
-            out = group_features_matmul(features, prepared[0])
-            return tf.reshape(out, tf.concat([shape[:-2], [self.order, -1]], 0))
+            return ops.reshape(group_features_matmul(features, prepared[0]),
+                               lead + (self.order, -1))
         real_kernel, pair_kernel = prepared
-        flat = tf.reshape(features, [-1, self.order, channels])
-        basis = tf.cast(self._basis, features.dtype)
-        coefficients = tf.einsum("ngk,gj->jnk", flat, basis)  # (|G|, N, K)
+        channels = features.shape[-1]
+        if channels is None:
+            channels = ops.shape(features)[-1]
+        flat = ops.reshape(features, (-1, self.order, channels))
+        basis = ops.cast(self._basis, features.dtype)
+        coefficients = ops.einsum("ngk,gj->jnk", flat, basis)  # (|G|, N, K)
         parts = []
         if self.real:
-            parts.append(tf.matmul(coefficients[:self.real], real_kernel))
+            parts.append(ops.matmul(coefficients[:self.real], real_kernel))
         if self.pairs:
-            pair_in = tf.reshape(coefficients[self.real:], [self.pairs, 2, -1, channels])
-            pair_out = tf.matmul(tf.concat([pair_in[:, 0], pair_in[:, 1]], -1), pair_kernel)
-            pair_out = tf.stack(tf.split(pair_out, 2, axis=-1), axis=1)  # (pairs, 2, N, K')
-            parts.append(tf.reshape(pair_out, tf.concat([[2 * self.pairs], tf.shape(
-                pair_out)[2:]], 0)))
-        out = tf.einsum("jni,gj->ngi", tf.concat(parts, 0), basis)
-        return tf.reshape(out, tf.concat([shape[:-2], tf.shape(out)[1:]], 0))
+            pair_in = ops.reshape(coefficients[self.real:], (self.pairs, 2, -1, channels))
+            pair_out = ops.matmul(ops.concatenate([pair_in[:, 0], pair_in[:, 1]], -1),
+                                  pair_kernel)  # (pairs, N, 2K')
+            first, second = ops.split(pair_out, 2, axis=-1)
+            # Coordinates 2p and 2p+1 of every pair, in that order: (2·pairs, N, K').
+            parts.append(ops.reshape(ops.stack([first, second], axis=1),
+                                     (2 * self.pairs, -1, pair_kernel.shape[-1] // 2)))
+        out = ops.einsum("jni,gj->ngi", ops.concatenate(parts, 0), basis)
+        return ops.reshape(out, lead + (self.order, out.shape[-1]))
 
 
-def _require_built(layer, method: str):
+def require_built(layer, method: str):
+    """A `ValueError` naming `method` when `layer` has no weights yet."""
     if not layer.built:
         raise ValueError(f"{layer.__class__.__name__}.{method}() needs the layer's weights: "
                          "call the layer once (or build() it) first")
+
+
+def check_group_features(layer, input_shape, order: int):
+    """A `ValueError` unless `input_shape` is (..., order, K) with K known."""
+    if len(input_shape) < 2 or input_shape[-2] != order or input_shape[-1] is None:
+        raise ValueError(f"{layer.__class__.__name__} expects features of shape (..., {order}, K) "
+                         f"for a group of order {order}, got {tuple(input_shape)}")
 
 
 def symmetry_config(symmetry) -> dict:
@@ -116,7 +146,8 @@ class GroupConv(keras.layers.Layer):
 
     out(g)_i = sum_h sum_k f_k(h) psi^i_k(g^-1 h) + b_i: equivariant to left
     translations of the group axis, T_g f(h) = f(g^-1 h). The bias is shared
-    over the group, so it keeps equivariance.
+    over the group, so it keeps equivariance. Written in `keras.ops`: it runs on
+    the TensorFlow, JAX and PyTorch backends.
 
     Args:
         symmetry: a `compgen_tf.groups.Symmetry` (only its group is used), its
@@ -125,6 +156,8 @@ class GroupConv(keras.layers.Layer):
         filters: output channels K'.
         use_bias: add a bias shared over the group elements.
         kernel_initializer, bias_initializer: Keras initializers.
+        kernel_regularizer, bias_regularizer: Keras regularizers (or None).
+        kernel_constraint, bias_constraint: Keras constraints (or None).
         **kwargs: `keras.layers.Layer` arguments.
 
     Call arguments:
@@ -138,8 +171,8 @@ class GroupConv(keras.layers.Layer):
 
     Example:
         >>> conv = GroupConv("verb", filters=8)
-        >>> conv(tf.zeros([2, 4, 16])).shape
-        TensorShape([2, 4, 8])
+        >>> conv(np.zeros((2, 4, 16), "float32")).shape
+        (2, 4, 8)
 
     References:
         Gordon et al. (2020), Permutation equivariant models for compositional
@@ -147,13 +180,19 @@ class GroupConv(keras.layers.Layer):
     """
 
     def __init__(self, symmetry, filters: int, use_bias: bool = True,
-                 kernel_initializer="glorot_uniform", bias_initializer="zeros", **kwargs):
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros",
+                 kernel_regularizer=None, bias_regularizer=None, kernel_constraint=None,
+                 bias_constraint=None, **kwargs):
         super().__init__(**kwargs)
         self.filters = positive_int("filters", filters)
         self.symmetry = Symmetry.from_config(symmetry)
         self.use_bias = bool(use_bias)
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
         self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+        self.bias_constraint = keras.constraints.get(bias_constraint)
         self._convolution = GroupConvolution(self.symmetry.group)
 
     @property
@@ -161,19 +200,21 @@ class GroupConv(keras.layers.Layer):
         return self.symmetry.group.order
 
     def build(self, input_shape):
-        if len(input_shape) < 2 or input_shape[-2] != self.order or input_shape[-1] is None:
-            raise ValueError(f"GroupConv expects features of shape (..., {self.order}, K) for a "
-                             f"group of order {self.order}, got {tuple(input_shape)}")
+        check_group_features(self, input_shape, self.order)
         channels = int(input_shape[-1])
         self.kernel = self.add_weight(name="kernel", shape=(self.order, channels, self.filters),
-                                      initializer=self.kernel_initializer)
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
         self.bias = (self.add_weight(name="bias", shape=(self.filters,),
-                                     initializer=self.bias_initializer)
+                                     initializer=self.bias_initializer,
+                                     regularizer=self.bias_regularizer,
+                                     constraint=self.bias_constraint)
                      if self.use_bias else None)
 
     def prepare_kernel(self):
         """The filter in the form `call` multiplies by (see `GroupConvolution.prepare`)."""
-        _require_built(self, "prepare_kernel")
+        require_built(self, "prepare_kernel")
         return self._convolution.prepare(self.kernel)
 
     def call(self, features, prepared_kernel=None):
@@ -193,5 +234,9 @@ class GroupConv(keras.layers.Layer):
             "use_bias": self.use_bias,
             "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
             "bias_initializer": keras.initializers.serialize(self.bias_initializer),
+            "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
+            "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
+            "kernel_constraint": keras.constraints.serialize(self.kernel_constraint),
+            "bias_constraint": keras.constraints.serialize(self.bias_constraint),
         })
         return config

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
+from keras import ops
+
+MASKED_SCORE = -1e9
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -14,7 +16,10 @@ class KeyValueMemory(keras.layers.Layer):
     slots get no weight; padded query rows read nothing (their weights and
     outputs are zero). In meta seq2seq, the keys and values are the encoded
     support commands and actions of an episode, the queries the per-step
-    encodings of a query command. No weights.
+    encodings of a query command. No weights; written in `keras.ops`.
+
+    Args:
+        **kwargs: `keras.layers.Layer` arguments.
 
     Call arguments:
         queries: (batch, T, m).
@@ -28,9 +33,9 @@ class KeyValueMemory(keras.layers.Layer):
 
     Example:
         >>> memory = KeyValueMemory()
-        >>> read, weights = memory(tf.ones([2, 5, 8]), tf.ones([2, 3, 8]), tf.ones([2, 3, 4]))
+        >>> read, weights = memory(np.ones((2, 5, 8)), np.ones((2, 3, 8)), np.ones((2, 3, 4)))
         >>> read.shape, weights.shape
-        (TensorShape([2, 5, 4]), TensorShape([2, 5, 3]))
+        ((2, 5, 4), (2, 5, 3))
 
     References:
         Lake (2019), Compositional generalization through meta sequence-to-sequence
@@ -42,16 +47,17 @@ class KeyValueMemory(keras.layers.Layer):
                 and queries.shape[-1] != keys.shape[-1]:
             raise ValueError(f"queries and keys must have the same size m, got "
                              f"{queries.shape[-1]} and {keys.shape[-1]}")
-        scale = tf.math.rsqrt(tf.cast(tf.shape(keys)[-1], queries.dtype))
-        scores = tf.einsum("btm,bnm->btn", queries, keys) * scale
+        scale = ops.rsqrt(ops.cast(ops.shape(keys)[-1], queries.dtype))
+        scores = ops.einsum("btm,bnm->btn", queries, keys) * scale
         if memory_mask is not None:
-            scores = tf.where(tf.cast(memory_mask, tf.bool)[:, None, :], scores,
-                              tf.fill(tf.shape(scores), tf.cast(-1e9, scores.dtype)))
-        weights = tf.nn.softmax(scores, axis=-1)
+            memory_mask = ops.cast(memory_mask, "bool")
+            scores = ops.where(memory_mask[:, None, :], scores,
+                               ops.cast(MASKED_SCORE, scores.dtype))
+        weights = ops.softmax(scores, axis=-1)
         if memory_mask is not None:
             # A memory with no real slot reads nothing instead of a uniform average.
-            weights *= tf.cast(tf.reduce_any(tf.cast(memory_mask, tf.bool), -1), weights.dtype
-                               )[:, None, None]
+            weights = weights * ops.cast(ops.any(memory_mask, axis=-1), weights.dtype
+                                         )[:, None, None]
         if query_mask is not None:
-            weights *= tf.cast(query_mask, weights.dtype)[:, :, None]
-        return tf.einsum("btn,bnd->btd", weights, values), weights
+            weights = weights * ops.cast(query_mask, weights.dtype)[:, :, None]
+        return ops.einsum("btn,bnd->btd", weights, values), weights

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
+from keras import ops
+# Keras' RNN layer draws a cell's dropout masks once per sequence only for subclasses of this
+# mixin (keras.layers.RNN checks isinstance); it is not exported under keras.layers.
+from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
-from compgen_tf.arguments import positive_int
+from compgen_tf.arguments import positive_int, rate
 
 
 def shift_stacks(stacks, filters):
@@ -20,14 +23,15 @@ def shift_stacks(stacks, filters):
         stacks: (..., depth) values, slot 0 at the bottom.
         filters: (..., 3) filter per stack.
     """
-    below = tf.pad(stacks[..., :-1], [[0, 0]] * (stacks.shape.rank - 1) + [[1, 0]])
-    above = tf.pad(stacks[..., 1:], [[0, 0]] * (stacks.shape.rank - 1) + [[0, 1]])
+    zero = ops.zeros_like(stacks[..., :1])
+    below = ops.concatenate([zero, stacks[..., :-1]], -1)
+    above = ops.concatenate([stacks[..., 1:], zero], -1)
     return (filters[..., 0:1] * below + filters[..., 1:2] * stacks
             + filters[..., 2:3] * above)
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
-class StackLSTMCell(keras.layers.Layer):
+class StackLSTMCell(keras.layers.Layer, DropoutRNNCell):
     """LSTM cell with a stack of memory cells per unit and a convolutional forget gate.
 
     With g = [h; x]: per unit n a softmax filter f_n = softmax(W_f,n g + b_f,n) of
@@ -36,26 +40,34 @@ class StackLSTMCell(keras.layers.Layer):
     sigma(W_i g + b_i) * tanh(W_c g + b_c) to the bottom cell only, and the new
     hidden state reads the bottom cell only: h' = sigma(W_o g + b_o) * tanh(c_0).
     The same filter shape acts at every depth (translation symmetry along the
-    stack), which makes the cell a differentiable pushdown automaton.
+    stack), which makes the cell a differentiable pushdown automaton. Dropout acts
+    on the input and on h, never on the stack, so it leaves that symmetry alone.
+    Written in `keras.ops`: it runs on the TensorFlow, JAX and PyTorch backends.
 
     Args:
         units: N, the number of stacks and of hidden units (paper: 10).
         depth: D, the cells per stack (paper: 20).
-        kernel_initializer: Keras initializer of the gate weights.
+        kernel_initializer, bias_initializer: Keras initializers of the gate weights.
+        kernel_regularizer, bias_regularizer: Keras regularizers (or None).
+        kernel_constraint, bias_constraint: Keras constraints (or None).
+        dropout: fraction of the input units dropped, in [0, 1).
+        recurrent_dropout: fraction of the hidden units dropped, in [0, 1).
+        seed: seed of the dropout masks.
         **kwargs: `keras.layers.Layer` arguments.
 
     Call arguments:
         inputs: (batch, M) embedded input token.
         states: [h (batch, units), stacks (batch, units * depth)], flat because
             `keras.layers.RNN` accepts only flat state sizes.
+        training: whether dropout is applied.
 
     Returns:
         (h', [h', stacks']).
 
     Example:
         >>> rnn = keras.layers.RNN(StackLSTMCell(units=10, depth=20), return_sequences=True)
-        >>> rnn(tf.zeros([2, 7, 10])).shape
-        TensorShape([2, 7, 10])
+        >>> rnn(np.zeros((2, 7, 10), "float32")).shape
+        (2, 7, 10)
 
     References:
         "Symmetry and systematicity" (anonymous, under review), Sec. 4 and
@@ -63,12 +75,25 @@ class StackLSTMCell(keras.layers.Layer):
     """
 
     def __init__(self, units: int, depth: int = 20, kernel_initializer="glorot_uniform",
-                 **kwargs):
+                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None,
+                 kernel_constraint=None, bias_constraint=None, dropout: float = 0.0,
+                 recurrent_dropout: float = 0.0, seed=None, **kwargs):
         super().__init__(**kwargs)
         self.units, self.depth = positive_int("units", units), positive_int("depth", depth)
         if self.depth < 2:
             raise ValueError(f"a stack needs depth >= 2 to push and pop, got {depth}")
         self.kernel_initializer = keras.initializers.get(kernel_initializer)
+        self.bias_initializer = keras.initializers.get(bias_initializer)
+        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
+        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
+        self.kernel_constraint = keras.constraints.get(kernel_constraint)
+        self.bias_constraint = keras.constraints.get(bias_constraint)
+        self.dropout = rate("dropout", dropout)
+        self.recurrent_dropout = rate("recurrent_dropout", recurrent_dropout)
+        self.seed = seed
+        # Only a cell with dropout owns a seed state (its variables stay as they were).
+        if self.dropout or self.recurrent_dropout:
+            self.seed_generator = keras.random.SeedGenerator(seed)
         self.state_size = [self.units, self.units * self.depth]
         self.output_size = self.units
 
@@ -79,8 +104,13 @@ class StackLSTMCell(keras.layers.Layer):
         n = self.units
         # Columns: 3n filter logits, then the input gate, candidate and output gate (n each).
         self.kernel = self.add_weight(name="kernel", shape=(context, 6 * n),
-                                      initializer=self.kernel_initializer)
-        self.bias = self.add_weight(name="bias", shape=(6 * n,), initializer="zeros")
+                                      initializer=self.kernel_initializer,
+                                      regularizer=self.kernel_regularizer,
+                                      constraint=self.kernel_constraint)
+        self.bias = self.add_weight(name="bias", shape=(6 * n,),
+                                    initializer=self.bias_initializer,
+                                    regularizer=self.bias_regularizer,
+                                    constraint=self.bias_constraint)
 
     def stack_filters(self, inputs, h):
         """The softmax filters (batch, units, 3) = (push, keep, pop) weights of eq. (7)
@@ -89,28 +119,39 @@ class StackLSTMCell(keras.layers.Layer):
 
     def _gates(self, inputs, h):
         n = self.units
-        z = tf.matmul(tf.concat([h, inputs], -1), self.kernel) + self.bias
-        filter_logits, input_gate, candidate, output_gate = tf.split(z, [3 * n, n, n, n], -1)
-        filters = tf.nn.softmax(tf.reshape(filter_logits, [-1, n, 3]), axis=-1)
+        z = ops.matmul(ops.concatenate([h, inputs], -1), self.kernel) + self.bias
+        filter_logits, input_gate, candidate, output_gate = (
+            z[:, :3 * n], z[:, 3 * n:4 * n], z[:, 4 * n:5 * n], z[:, 5 * n:])
+        filters = ops.softmax(ops.reshape(filter_logits, (-1, n, 3)), axis=-1)
         return filters, input_gate, candidate, output_gate
 
     def call(self, inputs, states, training=False):
         h, stacks = states
         n = self.units
+        if training and self.dropout:
+            inputs = inputs * self.get_dropout_mask(inputs)
+        if training and self.recurrent_dropout:
+            h = h * self.get_recurrent_dropout_mask(h)
         filters, input_gate, candidate, output_gate = self._gates(inputs, h)
-        stacks = shift_stacks(tf.reshape(stacks, [-1, n, self.depth]), filters)
-        written = tf.sigmoid(input_gate) * tf.tanh(candidate)
-        stacks = tf.concat([stacks[..., :1] + written[..., None], stacks[..., 1:]], -1)
-        h_next = tf.sigmoid(output_gate) * tf.tanh(stacks[..., 0])
-        return h_next, [h_next, tf.reshape(stacks, [-1, n * self.depth])]
+        stacks = shift_stacks(ops.reshape(stacks, (-1, n, self.depth)), filters)
+        written = ops.sigmoid(input_gate) * ops.tanh(candidate)
+        stacks = ops.concatenate([stacks[..., :1] + written[..., None], stacks[..., 1:]], -1)
+        h_next = ops.sigmoid(output_gate) * ops.tanh(stacks[..., 0])
+        return h_next, [h_next, ops.reshape(stacks, (-1, n * self.depth))]
 
     def get_initial_state(self, batch_size=None):
-        return [tf.zeros([batch_size, self.units], self.compute_dtype),
-                tf.zeros([batch_size, self.units * self.depth], self.compute_dtype)]
+        return [ops.zeros((batch_size, self.units), dtype=self.compute_dtype),
+                ops.zeros((batch_size, self.units * self.depth), dtype=self.compute_dtype)]
 
     def get_config(self):
         config = super().get_config()
-        config.update({"units": self.units, "depth": self.depth,
-                       "kernel_initializer": keras.initializers.serialize(
-                           self.kernel_initializer)})
+        config.update({"units": self.units, "depth": self.depth, "dropout": self.dropout,
+                       "recurrent_dropout": self.recurrent_dropout, "seed": self.seed})
+        for name in ("kernel", "bias"):
+            config[f"{name}_initializer"] = keras.initializers.serialize(
+                getattr(self, f"{name}_initializer"))
+            config[f"{name}_regularizer"] = keras.regularizers.serialize(
+                getattr(self, f"{name}_regularizer"))
+            config[f"{name}_constraint"] = keras.constraints.serialize(
+                getattr(self, f"{name}_constraint"))
         return config

@@ -1,0 +1,76 @@
+"""The public layers on JAX and PyTorch as well as TensorFlow.
+
+Each backend runs in its own process (a process holds one Keras backend): the layer test
+files again, then the cross-backend checks: the same weights give the same outputs on every
+backend, and a `.keras` file saved on one backend loads on the others with those outputs.
+A backend that is not installed (the `backends` extra) is skipped.
+"""
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+BACKENDS = ["tensorflow", "jax", "torch"]
+OTHER_BACKENDS = BACKENDS[1:]
+LAYER_TEST_FILES = ["test_layers_keras.py", "test_equivariant_layers.py",
+                    "test_stack_lstm_cell.py", "test_key_value_memory.py"]
+# float32 on three kernels libraries: outputs agree to rounding, far below any real difference.
+TOLERANCE = 1e-5
+
+
+def installed(backend: str) -> bool:
+    return importlib.util.find_spec(backend) is not None
+
+
+def needs(backend):
+    return pytest.mark.skipif(not installed(backend),
+                              reason=f"{backend} is not installed (pip install -e '.[backends]')")
+
+
+def run_on(backend: str, args, timeout=600):
+    env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
+               CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu")
+    result = subprocess.run([sys.executable, *args], env=env, cwd=TESTS.parent,
+                            capture_output=True, text=True, timeout=timeout)
+    assert result.returncode == 0, f"{backend}: {args}\n{result.stdout[-3000:]}\n" \
+                                   f"{result.stderr[-3000:]}"
+    return result.stdout
+
+
+@pytest.mark.parametrize("backend", [pytest.param(b, marks=needs(b)) for b in OTHER_BACKENDS])
+def test_layer_tests_pass_on(backend):
+    out = run_on(backend, ["-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+                           *[str(TESTS / f) for f in LAYER_TEST_FILES]])
+    last = out.strip().splitlines()[-1]
+    assert " passed" in last and "failed" not in last and "error" not in last, last
+
+
+@pytest.mark.skipif(not all(map(installed, BACKENDS)), reason="needs tensorflow, jax and torch")
+def test_same_weights_same_outputs_and_keras_files_load_across_backends(tmp_path):
+    worker = str(TESTS / "backend_worker.py")
+    for backend in BACKENDS:
+        run_on(backend, [worker, "save", str(tmp_path)])
+    for backend in BACKENDS:
+        others = [str(tmp_path / f"{b}.keras") for b in BACKENDS if b != backend]
+        run_on(backend, [worker, "load", str(tmp_path), *others])
+    reference = np.load(tmp_path / "tensorflow.npz")
+    assert len(reference.files) == 5
+    for saved_on in BACKENDS:
+        saved = np.load(tmp_path / f"{saved_on}.npz")
+        for name in reference.files:
+            np.testing.assert_allclose(saved[name], reference[name], atol=TOLERANCE, rtol=0,
+                                       err_msg=f"{name} on {saved_on} vs tensorflow")
+        for loaded_on in BACKENDS:
+            if loaded_on == saved_on:
+                continue
+            loaded = np.load(tmp_path / f"{saved_on}_on_{loaded_on}.npz")
+            for name in reference.files:
+                np.testing.assert_allclose(loaded[name], saved[name], atol=TOLERANCE, rtol=0,
+                                           err_msg=f"{name}: saved on {saved_on}, "
+                                                   f"loaded on {loaded_on}")

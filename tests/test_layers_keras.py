@@ -1,0 +1,167 @@
+"""Every public layer through `run_layer_test`, plus the Keras arguments each one takes.
+
+Backend-independent: `tests/test_backends.py` runs this file under JAX and PyTorch too.
+"""
+
+import sys
+
+import keras
+import numpy as np
+import pytest
+from keras import ops
+
+from compgen_tf.groups import Symmetry, check_equivariance, regular_transform
+from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
+                               KeyValueMemory, StackLSTMCell)
+from layer_test_case import numpy, run_layer_test
+
+SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "jump", "look", "run", "walk", "twice"]
+TARGET = ["<pad>", "<unk>", "<sos>", "<eos>", "I_JUMP", "I_LOOK", "I_RUN", "I_WALK"]
+ON_TENSORFLOW = keras.backend.backend() == "tensorflow"
+
+
+def features(*shape, seed=0):
+    return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+def rnn(**kwargs):
+    """`wrap` for a cell: a sequence-returning `keras.layers.RNN` of the cell's own dtype policy."""
+    return lambda cell: keras.layers.RNN(cell, return_sequences=True, dtype=cell.dtype_policy,
+                                         **kwargs)
+
+
+def test_importing_the_layers_needs_no_tensorflow_on_another_backend():
+    if ON_TENSORFLOW:
+        pytest.skip("the TensorFlow backend imports TensorFlow")
+    assert "tensorflow" not in sys.modules
+
+
+def test_g_embed(tmp_path):
+    ids = np.random.default_rng(0).integers(0, len(SOURCE), size=(2, 5)).astype("int32")
+    run_layer_test(GEmbed, dict(symmetry="verb", vocabulary=SOURCE, output_dim=8), ids,
+                   (2, 5, 4, 8), expected_num_trainable_weights=1, tmp_path=tmp_path)
+
+
+def test_group_conv(tmp_path):
+    run_layer_test(GroupConv, dict(symmetry="verb+direction", filters=5), features(2, 3, 8, 6),
+                   (2, 3, 8, 5), expected_num_trainable_weights=2, tmp_path=tmp_path)
+
+
+def test_g_decode(tmp_path):
+    run_layer_test(GDecode, dict(symmetry="verb", vocabulary=TARGET), features(2, 4, 6),
+                   (2, len(TARGET)), expected_num_trainable_weights=2, tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("jit_compile", [False, True] if ON_TENSORFLOW else [False])
+def test_g_lstm_cell_in_keras_rnn_trains_with_fit(tmp_path, jit_compile):
+    """`fit` used to fail with "enters the loop with shape (None, 12), but has shape
+    (None, None) after one iteration": the cell's reshapes lost the static state size."""
+    run_layer_test(GLSTMCell, dict(symmetry="verb", units=8), features(2, 5, 4 * 3),
+                   (2, 5, 4 * 8), expected_num_trainable_weights=3, wrap=rnn(),
+                   tmp_path=tmp_path, jit_compile=jit_compile)
+
+
+def test_g_lstm_cell_with_dropout(tmp_path):
+    run_layer_test(GLSTMCell, dict(symmetry="verb", units=4, dropout=0.3, recurrent_dropout=0.3,
+                                   seed=1),
+                   features(2, 5, 4 * 3), (2, 5, 4 * 4), expected_num_trainable_weights=3,
+                   expected_num_non_trainable_variables=1, wrap=rnn(), tmp_path=tmp_path)
+
+
+def test_stack_lstm_cell(tmp_path):
+    run_layer_test(StackLSTMCell, dict(units=3, depth=6), features(2, 7, 4), (2, 7, 3),
+                   expected_num_trainable_weights=2, wrap=rnn(), tmp_path=tmp_path)
+    run_layer_test(StackLSTMCell, dict(units=3, depth=6, dropout=0.2, recurrent_dropout=0.2,
+                                       seed=2),
+                   features(2, 7, 4), (2, 7, 3), expected_num_trainable_weights=2,
+                   expected_num_non_trainable_variables=1, wrap=rnn(), run_precision_check=False)
+
+
+def test_g_attention(tmp_path):
+    mask = np.array([[True, True, False], [True, False, False]])
+    run_layer_test(GAttention, {}, [features(2, 4, 5), features(2, 3, 4, 5, seed=1), mask],
+                   [(2, 4, 5), (2, 3)], expected_num_trainable_weights=0, tmp_path=tmp_path)
+
+
+def test_key_value_memory(tmp_path):
+    run_layer_test(KeyValueMemory, {}, [features(2, 4, 6), features(2, 3, 6, seed=1),
+                                        features(2, 3, 5, seed=2)],
+                   [(2, 4, 5), (2, 4, 3)], expected_num_trainable_weights=0, tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("layer, inputs, arguments", [
+    (lambda **k: GEmbed("verb", SOURCE, 4, **k), np.array([[4, 5]]), ["embeddings"]),
+    (lambda **k: GroupConv("verb", 3, **k), features(2, 4, 5), ["kernel", "bias"]),
+    (lambda **k: GDecode("verb", TARGET, **k), features(2, 4, 5), ["kernel", "bias"]),
+    (lambda **k: keras.layers.RNN(GLSTMCell("verb", 2, **k)), features(2, 3, 8),
+     ["kernel", "recurrent", "bias"]),
+    (lambda **k: keras.layers.RNN(StackLSTMCell(2, 3, **k)), features(2, 3, 4),
+     ["kernel", "bias"]),
+])
+def test_regularizers_and_constraints_reach_every_weight(layer, inputs, arguments):
+    regularized = layer(**{f"{a}_regularizer": keras.regularizers.L2(1e-2) for a in arguments})
+    regularized(inputs)
+    assert len(regularized.losses) == len(arguments)
+    # One penalty per weight (zero for a zero-initialised bias, positive for the rest).
+    assert float(numpy(regularized.losses[0])) > 0
+    constrained = layer(**{f"{a}_constraint": keras.constraints.NonNeg() for a in arguments})
+    constrained(inputs)
+    with_constraint = [w for w in constrained.weights if w.constraint is not None]
+    assert len(with_constraint) == len(arguments)
+
+
+@pytest.mark.filterwarnings("ignore:Layer .reshape.")
+def test_g_embed_mask_zero_masks_padding_for_the_rnn_after_it():
+    embed = GEmbed("verb", SOURCE, 2, mask_zero=True)
+    ids = np.array([[4, 5, 0, 0], [6, 0, 0, 0]])
+    np.testing.assert_array_equal(numpy(embed.compute_mask(ids)), ids != 0)
+    inputs = keras.Input(shape=(None,), dtype="int32")
+    embedded = embed(inputs)
+    flat = keras.layers.Reshape((-1, 4 * 2))(embedded)
+    states = keras.layers.RNN(GLSTMCell("verb", 2), return_sequences=True)(
+        flat, mask=embed.compute_mask(inputs))
+    model = keras.Model(inputs, states)
+    out = numpy(model(ids))
+    # Masked steps repeat the last real step's output.
+    np.testing.assert_array_equal(out[0, 2], out[0, 1])
+    np.testing.assert_array_equal(out[1, 3], out[1, 0])
+    with pytest.raises(ValueError, match="mask_zero=True needs id 0 to be padding"):
+        GEmbed("verb", ["jump", "look", "run", "walk"], 2, mask_zero=True)
+
+
+@pytest.mark.parametrize("cell_class, kwargs", [(GLSTMCell, {"symmetry": "verb", "units": 2}),
+                                                (StackLSTMCell, {"units": 2})])
+def test_cells_validate_dropout(cell_class, kwargs):
+    with pytest.raises(ValueError, match=r"recurrent_dropout must be in \[0, 1\)"):
+        cell_class(**kwargs, recurrent_dropout=1.0)
+    with pytest.raises(ValueError, match=r"dropout must be in \[0, 1\)"):
+        cell_class(**kwargs, dropout=-0.1)
+
+
+def test_g_lstm_cell_dropout_keeps_equivariance():
+    """A dropout mask is drawn per channel and shared by every group element, so a training
+    step with dropout is still exactly equivariant (for the same draw)."""
+    symmetry = Symmetry.for_scan("verb+direction")
+    group = symmetry.group
+    keras.utils.set_random_seed(4)
+    cell = GLSTMCell(symmetry, units=3, dropout=0.5, recurrent_dropout=0.5, seed=3)
+    x = features(4, group.order, 2)
+    h, c = features(4, group.order, 3, seed=1), features(4, group.order, 3, seed=2)
+
+    def step(inputs):
+        x, h, c = (ops.reshape(t, (4, -1)) for t in inputs)
+        output, (h_next, c_next) = cell(x, [h, c], training=True)
+        return ops.reshape(ops.stack([h_next, c_next], 1), (4, 2, group.order, 3))
+
+    step((x, h, c))  # draws the masks, which the cell keeps until they are reset
+    masks = [numpy(cell.get_dropout_mask(None)), numpy(cell.get_recurrent_dropout_mask(None))]
+    for mask, channels in zip(masks, (2, 3)):
+        per_element = mask.reshape(4, group.order, channels)
+        assert np.all(per_element == per_element[:, :1]), "mask differs across the group"
+        assert 0 < np.count_nonzero(per_element == 0) < per_element.size
+    move = lambda g, xs: tuple(group.translate(g, t, -2) for t in xs)  # noqa: E731
+    assert check_equivariance(step, group, (x, h, c), move,
+                              regular_transform(group, -2)) < 1e-5
+    without_dropout = GLSTMCell(symmetry, units=3)
+    without_dropout(x.reshape(4, -1), [h.reshape(4, -1), c.reshape(4, -1)])
+    assert not any("seed" in v.path for v in without_dropout.variables)
