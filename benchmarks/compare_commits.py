@@ -5,7 +5,8 @@
 
 Each round runs the script once from a checkout of `--old` (a `git worktree` in a temporary
 folder) and once from `--new` (a commit, or `WORKTREE`, the files as they are now), old and new
-alternating so that a change in the machine's load hits both alike. The script must print one
+alternating so that a change in the machine's load hits both alike (a script that the old
+commit lacks is copied into its checkout and runs on its code). The script must print one
 JSON line (see `benchmark_output.emit`) and put its own checkout first on `sys.path`, as every
 script here does. Prints one JSON line: per version the median of every numeric field, and
 new/old ratios.
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -34,6 +36,10 @@ def checkout(commit: str, folder: Path) -> Path:
     path = folder / commit.replace("/", "_")
     subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "add", "--detach", "-q", str(path),
                     commit], check=True)
+    # A benchmark newer than the commit runs there from this tree's copy, on that commit's code.
+    for script in (REPOSITORY / "benchmarks").glob("*.py"):
+        if not (path / "benchmarks" / script.name).exists():
+            shutil.copy(script, path / "benchmarks" / script.name)
     return path
 
 

@@ -240,24 +240,64 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     model.fit(dataset, epochs=epochs, steps_per_epoch=eval_every, verbose=verbose, shuffle=False,
               callbacks=[selection, keras.callbacks.BackupAndRestore(str(run_dir / "backup"))])
 
+    state = selection.state
+    metrics = {"model": config["model"], "task": task, "seed": seed,
+               "steps": state["steps"], "best_step": state["best_step"],
+               "best_val_accuracy": state["best_accuracy"],
+               "wall_time_s": round(state["elapsed_s"], 1), "command": command}
+    metrics.update(_score_best_model(run_dir, task, data, ["validation"] + list(TEST_SPLITS[task])))
+    metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
+    return metrics
+
+
+def _score_best_model(run_dir: Path, task: str, data: dict, splits) -> dict:
+    """{"accuracy", ["sequence_accuracy"], "evaluation_time_s", "versions"} of the run's best
+    model on `splits` (names of `data`)."""
     import compgen_tf.models  # noqa: F401  (registers the model classes for loading)
+
     best = keras.saving.load_model(run_dir / BEST_MODEL)
     started = time.perf_counter()
     accuracy, sequence_accuracy = {}, {}
-    for split in ["validation"] + list(TEST_SPLITS[task]):
+    for split in splits:
         scores = score(task, best, data[split])
         accuracy[split] = scores["accuracy"]
         if "sequence_accuracy" in scores:
             sequence_accuracy[split] = scores["sequence_accuracy"]
-    state = selection.state
-    metrics = {"model": config["model"], "task": task, "seed": seed, "accuracy": accuracy,
-               "steps": state["steps"], "best_step": state["best_step"],
-               "best_val_accuracy": state["best_accuracy"],
-               "wall_time_s": round(state["elapsed_s"], 1),
-               "evaluation_time_s": round(time.perf_counter() - started, 1),
-               "command": command, "versions": package_versions()}
+    out = {"accuracy": accuracy, "evaluation_time_s": round(time.perf_counter() - started, 1),
+           "versions": package_versions()}
     if sequence_accuracy:
-        metrics["sequence_accuracy"] = sequence_accuracy
+        out["sequence_accuracy"] = sequence_accuracy
+    return out
+
+
+def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> dict:
+    """Scores a finished toy run's best model again and updates its `metrics.json`.
+
+    "train" is the run's fit part (the training data less the validation carve),
+    "validation" the carve, "test" every test split of the run's task (`TEST_SPLITS`:
+    `long` too for palindromes, `depth_test` for palindromes_depth). The data are
+    regenerated from the run's own config and seed, as in training.
+    """
+    run_dir = Path(run_dir)
+    metrics_file = run_dir / "metrics.json"
+    if not (run_dir / BEST_MODEL).exists():
+        raise FileNotFoundError(f"{run_dir / BEST_MODEL} does not exist: is {run_dir} a "
+                                "finished training run?")
+    config = json.loads((run_dir / "config.json").read_text())
+    task, seed = config["task"], config["seed"]
+    data = task_data(task, seed, config["data"])
+    data["train"] = data["fit"]
+    names = [n for split in splits
+             for n in (list(TEST_SPLITS[task]) if split == "test" else [split])]
+    scored = _score_best_model(run_dir, task, data, names)
+    if verbose:
+        for name, value in scored["accuracy"].items():
+            print(f"{name:>10}: accuracy {value:.4f}")
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+    for key in ("accuracy", "sequence_accuracy"):
+        if key in scored:
+            scored[key] = {**metrics.get(key, {}), **scored[key]}
+    metrics.update(scored)
     metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from compgen_tf import registry, toy_runs, train
+from compgen_tf import evaluate, registry, toy_runs, train
 from compgen_tf.config import load_config
 from compgen_tf.results import load_results
 
@@ -40,6 +40,13 @@ def test_cli_writes_a_run_directory_and_skips_a_finished_run(tmp_path, capsys):
     # Another configuration in the same directory is refused, not mixed in.
     assert train.main(argv + ["--steps", "30", "--quiet"]) == 2
     assert "different configuration" in capsys.readouterr().err
+    # `compgen_tf.evaluate --run` scores a toy run again: the same figures, and train added.
+    assert evaluate.main(["--run", str(out)]) == 0
+    again = json.loads((out / "metrics.json").read_text())
+    assert again["accuracy"]["validation"] == metrics["accuracy"]["validation"]
+    assert again["accuracy"]["test"] == metrics["accuracy"]["test"]
+    assert 0.0 <= again["accuracy"]["train"] <= 1.0 and again["steps"] == 20
+    assert "validation: accuracy" in capsys.readouterr().out
 
 
 def test_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):

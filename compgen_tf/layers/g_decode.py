@@ -7,7 +7,8 @@ import numpy as np
 from keras import ops
 
 from compgen_tf.groups import Symmetry
-from compgen_tf.layers.group_conv import check_group_features, group_features_matmul, require_built
+from compgen_tf.layers.group_conv import (check_group_features, group_features_matmul,
+                                          require_built)
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -63,6 +64,8 @@ class GDecode(keras.layers.Layer):
         self.bias_regularizer = keras.regularizers.get(bias_regularizer)
         self.kernel_constraint = keras.constraints.get(kernel_constraint)
         self.bias_constraint = keras.constraints.get(bias_constraint)
+        # Acts on each position alone: a (batch, time) mask passes through unchanged.
+        self.supports_masking = True
         action = self.symmetry.output_action
         moves = action.on_vocabulary(self.vocabulary)  # [h, w] = index of h w
         # [h, w] = index of h^-1 w.

@@ -193,6 +193,8 @@ class GroupConv(keras.layers.Layer):
         self.bias_regularizer = keras.regularizers.get(bias_regularizer)
         self.kernel_constraint = keras.constraints.get(kernel_constraint)
         self.bias_constraint = keras.constraints.get(bias_constraint)
+        # Acts on each position alone: a (batch, time) mask passes through unchanged.
+        self.supports_masking = True
         self._convolution = GroupConvolution(self.symmetry.group)
 
     @property
