@@ -25,6 +25,7 @@ test: install
 benchmark: install
 	$(PY) benchmarks/seq2seq_speed.py
 	$(PY) benchmarks/meta_seq2seq_speed.py
+	$(PY) benchmarks/equivariant_layers_speed.py
 
 clean:
 	rm -rf $(VENV) runs

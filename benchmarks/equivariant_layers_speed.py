@@ -5,8 +5,8 @@
 A `keras.layers.RNN(GLSTMCell)` encoder over 12 steps and a 20-step decoder loop of
 `GroupConv` -> `GLSTMCell` -> `GDecode` with prepared kernels (the shape of the
 equivariant seq2seq's step, without its data pipeline), forward and backward, in a
-`tf.function` with and without XLA. Prints one JSON line: milliseconds a step (best of
-the repeats). With `benchmarks/compare_commits.py` it times two versions of the layers
+`tf.function` with and without XLA. Prints one JSON line: training steps a second (best
+of the repeats). With `benchmarks/compare_commits.py` it times two versions of the layers
 in one run.
 """
 

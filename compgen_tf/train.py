@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override one configuration value (repeatable)")
     parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--verbose", action="store_true",
+                        help="show TensorFlow's start-up log lines (hidden by default)")
     parser.add_argument("--strategy", choices=STRATEGIES, default="default",
                         help="tf.distribute strategy: default (one device), mirrored (every "
                              "visible GPU), multi_worker (the cluster in TF_CONFIG; run the same "

@@ -110,7 +110,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_t
 
     import keras
 
-    import compgen_tf.models  # noqa: F401  (registers the model classes)
+    import compgen_tf  # noqa: F401
 
     model = keras.saving.load_model(trained_run / "best_model.keras")
     expected = model.translate(COMMANDS[:3])

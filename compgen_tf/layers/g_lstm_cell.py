@@ -29,7 +29,9 @@ class GLSTMCell(keras.layers.Layer, DropoutRNNCell):
     once ((batch, 1, K) broadcast over the group axis), so a translated input meets
     the same mask, translated. An independent mask per (g, k) entry would not be
     equivariant for a given draw. As in Keras' `LSTMCell`, `keras.layers.RNN` draws
-    the masks once per sequence.
+    the masks once per sequence; a caller that runs the recurrence itself keeps the
+    first masks until it calls `reset_dropout_mask()` and
+    `reset_recurrent_dropout_mask()` (once per batch).
 
     Args:
         symmetry: a `compgen_tf.groups.Symmetry`, its config dict, or a SCAN
@@ -141,13 +143,13 @@ class GLSTMCell(keras.layers.Layer, DropoutRNNCell):
     def _create_dropout_mask(self, step_input, dropout_rate):
         # One draw per channel, shared by every group element (see the class docstring).
         size = step_input.shape[-1]
-        if size is None:  # only an input can lack a static size; the state's is order * units
-            size = self.order * self.kernel.shape[1]
+        if size is None:  # a graph that does not know it: the size at run time
+            size = ops.shape(step_input)[-1]
         channels = size // self.order
         batch = ops.shape(step_input)[0]
         ones = ops.ones((batch, 1, channels), dtype=step_input.dtype)
         mask = keras.random.dropout(ones, rate=dropout_rate, seed=self.seed_generator)
-        return ops.reshape(ops.repeat(mask, self.order, axis=1), (-1, self.order * channels))
+        return ops.reshape(ops.repeat(mask, self.order, axis=1), (-1, size))
 
     def call(self, inputs, states, training=False, prepared_kernel=None):
         h, c = states

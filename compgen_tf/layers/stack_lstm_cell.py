@@ -121,7 +121,7 @@ class StackLSTMCell(keras.layers.Layer, DropoutRNNCell):
         n = self.units
         z = ops.matmul(ops.concatenate([h, inputs], -1), self.kernel) + self.bias
         filter_logits, input_gate, candidate, output_gate = (
-            z[:, :3 * n], z[:, 3 * n:4 * n], z[:, 4 * n:5 * n], z[:, 5 * n:])
+            z[..., :3 * n], z[..., 3 * n:4 * n], z[..., 4 * n:5 * n], z[..., 5 * n:])
         filters = ops.softmax(ops.reshape(filter_logits, (-1, n, 3)), axis=-1)
         return filters, input_gate, candidate, output_gate
 

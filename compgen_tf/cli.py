@@ -1,0 +1,60 @@
+"""One command line for the library: `python -m compgen_tf <command> [options]`.
+
+    python -m compgen_tf train --model syntactic_attention      # = python -m compgen_tf.train
+    python -m compgen_tf evaluate --run runs/seq2seq/simple/seed0
+    python -m compgen_tf --help                                  # every command, one line each
+    python -m compgen_tf <command> --help                        # that command's options
+
+Installed as the console script `compgen-tf`. Each command is the `main()` of one module,
+which can still be run on its own (`python -m compgen_tf.train` is `make train`).
+TensorFlow's start-up log lines (oneDNN, CPU features, absl) are hidden unless `--verbose`
+is given, anywhere on the line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# command -> (module whose main(argv) runs it, what it does)
+COMMANDS = {
+    "train": ("compgen_tf.train", "train one model on a SCAN split or a task (resumable)"),
+    "evaluate": ("compgen_tf.evaluate", "exact match of a trained run on its splits"),
+    "export": ("compgen_tf.export", "a trained run as a SavedModel: strings in, strings out"),
+    "tune": ("compgen_tf.tune", "keras-tuner search over a search-space file"),
+    "reproduce": ("compgen_tf.reproduce", "several seeds of a SCAN model, summary in results/"),
+    "reproduce-meta": ("compgen_tf.meta_training", "several seeds of meta seq2seq on a task"),
+    "reproduce-toy": ("compgen_tf.toy_runs", "several seeds of a toy-task model"),
+    "rule-learning": ("compgen_tf.models.rule_learning", "the rule-learning experiment"),
+    "report": ("compgen_tf.report", "regenerate results/README.md and the plots"),
+    "errors": ("compgen_tf.error_analysis", "kinds of wrong translations of a run"),
+    "plot-attention": ("compgen_tf.plot_attention", "attention heat map of one translation"),
+    "plot-meta-attention": ("compgen_tf.plot_meta_attention",
+                            "memory and decoder attention of a meta seq2seq learner"),
+    "plot-stack-filters": ("compgen_tf.plot_stack_filters",
+                           "what each stack of a trained StackLSTM does"),
+}
+
+
+def usage() -> str:
+    width = max(map(len, COMMANDS))
+    lines = [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
+    return ("usage: python -m compgen_tf <command> [options]   (or: compgen-tf ...)\n\n"
+            "commands:\n" + "\n".join(lines) +
+            "\n\n`python -m compgen_tf <command> --help` lists a command's options;"
+            " --verbose shows TensorFlow's start-up log lines.")
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = [a for a in argv if a != "--verbose"]  # read by compgen_tf/__init__.py
+    if not argv or argv[0] in ("-h", "--help"):
+        print(usage())
+        return 0 if argv else 2
+    command, rest = argv[0], argv[1:]
+    if command not in COMMANDS:
+        print(f"error: unknown command {command!r}; one of: {', '.join(COMMANDS)}",
+              file=sys.stderr)
+        return 2
+    module = importlib.import_module(COMMANDS[command][0])
+    return module.main(rest)
