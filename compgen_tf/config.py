@@ -6,6 +6,12 @@ A configuration has four sections:
 - `training`: optimisation and model-selection settings (`TRAINING_KEYS`);
 - `data`: how the validation split is carved from train (`DATA_KEYS`);
 - `notes`: free text, where each value comes from.
+
+A variant names the file it changes, `"base": "default.json"` (a path relative to its own
+folder), and holds only what differs, with notes on why: the resolved configuration is the
+base's with the variant's keys laid over it section by section, and the notes of both. Notes
+are documentation: two configurations that differ only in notes are the same configuration
+(`comparable`).
 """
 
 from __future__ import annotations
@@ -48,15 +54,48 @@ def config_path(model: str, split: str) -> Path:
 
 
 def load_config(path: str | Path) -> dict:
-    """Reads and validates a configuration file."""
-    path = Path(path)
+    """Reads a configuration file, resolves its `base` chain and validates the result."""
+    return validate_config(_resolve(Path(path), ()), origin=str(path))
+
+
+def _resolve(path: Path, chain: tuple) -> dict:
     if not path.exists():
-        raise ConfigError(f"configuration file {path} does not exist")
+        where = f" (the base of {chain[-1]})" if chain else ""
+        raise ConfigError(f"configuration file {path}{where} does not exist")
+    if path.resolve() in chain:
+        raise ConfigError(f"{path}: its bases form a cycle: "
+                          + " -> ".join(str(p) for p in chain + (path.resolve(),)))
     try:
         config = json.loads(path.read_text())
     except json.JSONDecodeError as error:
         raise ConfigError(f"{path} is not valid JSON: {error}") from error
-    return validate_config(config, origin=str(path))
+    if not isinstance(config, dict) or "base" not in config:
+        return config
+    base_name = config.pop("base")
+    if not isinstance(base_name, str):
+        raise ConfigError(f"{path}: 'base' must be a file name, got {base_name!r}")
+    base = _resolve(path.parent / base_name, chain + (path.resolve(),))
+    merged = copy.deepcopy(base)
+    for section in SECTIONS:
+        if section in config:
+            if not isinstance(config[section], dict):
+                raise ConfigError(f"{path}: section {section!r} must be an object")
+            merged.setdefault(section, {}).update(config[section])
+    for key, value in config.items():
+        if key not in SECTIONS and key != "notes":
+            merged[key] = value
+    if config.get("notes"):
+        merged["notes"] = (f"{base['notes']} Variant ({path.name}): {config['notes']}"
+                           if base.get("notes") else config["notes"])
+    return merged
+
+
+def comparable(config):
+    """`config` without its notes, at any depth: what two configurations must share to be
+    the same (run directories, results files and searches compare this)."""
+    if isinstance(config, dict):
+        return {k: comparable(v) for k, v in config.items() if k != "notes"}
+    return config
 
 
 def validate_config(config: dict, origin: str = "configuration") -> dict:

@@ -18,6 +18,8 @@ import os
 import statistics
 from pathlib import Path
 
+from compgen_tf.config import comparable
+
 RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
 
 
@@ -70,7 +72,7 @@ def earlier_results(path, split: str, config) -> dict | None:
     if not path.exists():
         return None
     earlier = load_results(path)
-    if earlier.get("config") != config or earlier["split"] != split:
+    if comparable(earlier.get("config")) != comparable(config) or earlier["split"] != split:
         raise ValueError(f"{path} holds runs of another configuration or split; give these "
                          f"runs another name (--name / --variant) or move that file away first")
     return earlier

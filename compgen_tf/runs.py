@@ -18,7 +18,7 @@ import tensorflow as tf
 
 import tfds_scan
 from compgen_tf import registry
-from compgen_tf.config import config_differences
+from compgen_tf.config import comparable, config_differences
 from compgen_tf.data import encode_split
 from compgen_tf.distribute import is_chief, wait_for_workers, worker_index
 from compgen_tf.evaluation import evaluate_split
@@ -47,10 +47,11 @@ def prepare_run_dir(run_dir, resolved: dict) -> None:
     config_file = run_dir / "config.json"
     if config_file.exists():
         previous = json.loads(config_file.read_text())
-        if previous != resolved:
+        if comparable(previous) != comparable(resolved):
             raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
                              f"another --output or delete it (differences: "
-                             f"{config_differences(previous, resolved)})")
+                             f"{config_differences(comparable(previous), comparable(resolved))})")
+        return  # the same run: config.json keeps the notes it was started with
     run_dir.mkdir(parents=True, exist_ok=True)
     config_file.write_text(json.dumps(resolved, indent=2) + "\n")
 

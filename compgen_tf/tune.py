@@ -93,7 +93,8 @@ from pathlib import Path
 
 from compgen_tf import registry
 from compgen_tf.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS, ConfigError,
-                               apply_overrides, config_differences, config_path, load_config,
+                               apply_overrides, comparable, config_differences, config_path,
+                               load_config,
                                validate_config)
 
 OBJECTIVE = "val_exact_match"
@@ -597,7 +598,7 @@ def main(argv=None) -> int:
     if settings_file.exists():
         previous = json.loads(settings_file.read_text())
         previous.pop("command", None)
-        changes = config_differences(previous, settings)
+        changes = config_differences(comparable(previous), comparable(settings))
         if changes:
             print(f"error: {output} holds another search ({'; '.join(changes)}); pass another "
                   f"--output or delete it", file=sys.stderr)

@@ -92,3 +92,73 @@ def test_bad_model_args_are_refused_before_a_run_directory_exists(
     assert main(argv + ["--steps", "1", "--quiet"]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
+
+
+def write(path, config):
+    path.write_text(json.dumps(config))
+    return path
+
+
+def test_a_variant_is_its_base_with_its_own_keys_laid_over():
+    from compgen_tf.config import CONFIG_DIR
+
+    base = load_config(CONFIG_DIR / "syntactic_attention" / "default.json")
+    variant = load_config(CONFIG_DIR / "syntactic_attention" / "addprim_jump_syntax_action.json")
+    assert variant["model_args"] == dict(base["model_args"], syntax_action=True)
+    assert variant["training"] == base["training"] and variant["data"] == base["data"]
+    assert "base" not in variant
+    assert variant["notes"].startswith(base["notes"])
+    assert "Variant (addprim_jump_syntax_action.json): Ablation 'Syntax-action'" in variant["notes"]
+    # Two levels: syntax noise over zero boundaries over default.json.
+    noise = load_config(CONFIG_DIR / "syntactic_attention"
+                        / "addprim_jump_zero_boundaries_syntax_noise.json")
+    assert noise["model_args"]["learned_boundary_semantics"] is False
+    assert noise["model_args"]["syntax_word_noise"] == 0.1
+    assert noise["training"] == base["training"]
+
+
+def test_committed_variants_hold_only_what_differs_from_their_base():
+    from compgen_tf.config import CONFIG_DIR
+
+    variants = [p for p in CONFIG_DIR.glob("*/*.json") if "base" in json.loads(p.read_text())]
+    assert len(variants) >= 14
+    for path in variants:
+        own = json.loads(path.read_text())
+        base = load_config(path.parent / own["base"])
+        assert own["notes"] and base["notes"] not in own["notes"], path
+        for section in ("model_args", "training", "data"):
+            for key, value in own.get(section, {}).items():
+                assert base[section].get(key, "<unset>") != value, f"{path}: {section}.{key}"
+
+
+def test_bad_bases_are_clear_errors(tmp_path):
+    write(tmp_path / "a.json", {"base": "b.json", "training": {"batch_size": 2}})
+    with pytest.raises(ConfigError, match=r"b\.json \(the base of .*a\.json\) does not exist"):
+        load_config(tmp_path / "a.json")
+    write(tmp_path / "b.json", {"base": "a.json"})
+    with pytest.raises(ConfigError, match="its bases form a cycle"):
+        load_config(tmp_path / "a.json")
+    write(tmp_path / "b.json", {"base": 3})
+    with pytest.raises(ConfigError, match="'base' must be a file name"):
+        load_config(tmp_path / "a.json")
+    write(tmp_path / "b.json", {"training": {"batch_size": 8, "max_steps": 5}, "notes": "b"})
+    write(tmp_path / "a.json", {"base": "b.json", "training": {"bach_size": 2}})
+    with pytest.raises(ConfigError, match="unknown key training.bach_size"):
+        load_config(tmp_path / "a.json")
+    write(tmp_path / "a.json", {"base": "b.json", "training": {"batch_size": 2}})
+    assert load_config(tmp_path / "a.json")["training"] == {"batch_size": 2, "max_steps": 5}
+    assert load_config(tmp_path / "a.json")["notes"] == "b"
+
+
+def test_notes_are_not_part_of_a_configuration(tmp_path):
+    """Run directories compare configurations without their notes, and keep their own."""
+    from compgen_tf.config import comparable
+    from compgen_tf.runs import prepare_run_dir
+
+    config = load_config(config_path("seq2seq", "simple"))
+    assert comparable(dict(config, notes="other")) == comparable(config)
+    prepare_run_dir(tmp_path, dict(config, notes="first"))
+    prepare_run_dir(tmp_path, dict(config, notes="reworded"))
+    assert json.loads((tmp_path / "config.json").read_text())["notes"] == "first"
+    with pytest.raises(ValueError, match="different configuration"):
+        prepare_run_dir(tmp_path, apply_overrides(config, ["training.batch_size=8"]))
