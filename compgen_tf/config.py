@@ -27,7 +27,10 @@ CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
 TRAINING_KEYS = {
     "batch_size": int, "learning_rate": float, "clip_norm": float,
     "teacher_forcing_ratio": float, "max_steps": int, "eval_every": int, "patience": int,
-    "stop_at_accuracy": float, "checkpoint_every": int, "learning_rate_decay_steps": int,
+    "stop_at_accuracy": float, "checkpoint_every": int,
+    # The rate is multiplied by learning_rate_decay_factor every learning_rate_decay_steps
+    # steps (SCAN models, toy tasks), or once, at learning_rate_drop_step (meta-training).
+    "learning_rate_decay_steps": int, "learning_rate_drop_step": int,
     "learning_rate_decay_factor": float, "jit_compile": bool,
 }
 DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,

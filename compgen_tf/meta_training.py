@@ -81,8 +81,8 @@ def evaluate_episodes(model, episode_list, keep_errors: bool = False):
 class MetaTrainer:
     """Meta-trains a `MetaSeq2Seq`, one episode per Adam step, resumably.
 
-    Adam at `learning_rate`, multiplied by `learning_rate_decay_factor` after
-    `learning_rate_decay_steps` steps (default: half of `max_steps`); global
+    Adam at `learning_rate`, multiplied once by `learning_rate_decay_factor` at step
+    `learning_rate_drop_step` (default: half of `max_steps`); global
     gradient norm clipped at `clip_norm`. Every `eval_every` steps the model is
     scored on the validation episodes and saved when it improves; training stops
     at `max_steps`, at `stop_at_accuracy` or after `patience` evaluations without
@@ -103,8 +103,9 @@ class MetaTrainer:
         self.model, self.task, self.validation = model, task, validation
         self.settings = {"learning_rate": 1e-3, "clip_norm": 50.0, "max_steps": 10000,
                          "eval_every": 250, "patience": 1000, "stop_at_accuracy": 1.01,
-                         "checkpoint_every": 250, "learning_rate_decay_steps": None,
+                         "checkpoint_every": 250, "learning_rate_drop_step": None,
                          "learning_rate_decay_factor": 0.1}
+        check_schedule(training)
         self.settings.update({k: v for k, v in training.items() if v is not None})
         self.run_dir, self.seed, self.verbose = Path(run_dir), int(seed), verbose
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -112,7 +113,7 @@ class MetaTrainer:
                          (("step", 0), ("best_step", 0), ("evaluations_since_best", 0),
                           ("finished", 0), ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))}
         s = self.settings
-        boundary = s["learning_rate_decay_steps"] or max(1, s["max_steps"] // 2)
+        boundary = s["learning_rate_drop_step"] or max(1, s["max_steps"] // 2)
         schedule = keras.optimizers.schedules.PiecewiseConstantDecay(
             [boundary], [s["learning_rate"], s["learning_rate"] * s["learning_rate_decay_factor"]])
         self.optimizer = keras.optimizers.Adam(learning_rate=schedule,
@@ -267,9 +268,19 @@ def resolve_config(task: str, config_file=None, overrides=(), steps=None,
         overrides.append(f"training.max_steps={steps}")
     config = apply_overrides(config, overrides)
     config.update(model=MODEL_NAME, split=task)
+    check_schedule(config["training"])
     # Built once here so that bad model_args are refused before a run directory is written.
     build_model(task, config["model_args"])
     return config
+
+
+def check_schedule(training: dict) -> None:
+    """A `ConfigError` for `learning_rate_decay_steps`, which means "multiply every N steps"
+    everywhere else: meta-training multiplies once, at `learning_rate_drop_step`."""
+    if training.get("learning_rate_decay_steps"):
+        raise ConfigError("meta seq2seq multiplies its learning rate once: set "
+                          "training.learning_rate_drop_step, not "
+                          "training.learning_rate_decay_steps (a decay every N steps)")
 
 
 def train_from_cli(args, command: str) -> int:

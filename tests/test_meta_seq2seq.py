@@ -212,6 +212,14 @@ def test_task_is_required_and_split_rejected(tmp_path, capsys):
     assert config["model_args"]["support_loss"] is False
     assert config["model_args"]["decoder_attention"] is False
     assert resolve_config("add_jump_permutation")["model_args"]["support_loss"] is True
+    # One meaning per key: "every N steps" is refused here, where the rate drops once.
+    run_dir = tmp_path / "schedule"
+    assert main(["--model", "meta_seq2seq", "--task", "add_jump_permutation", "--output",
+                 str(run_dir), "--set", "training.learning_rate_decay_steps=100"]) == 2
+    assert "set training.learning_rate_drop_step" in capsys.readouterr().err
+    assert not run_dir.exists()
+    drop = resolve_config("add_jump_permutation", overrides=["training.learning_rate_drop_step=7"])
+    assert drop["training"]["learning_rate_drop_step"] == 7
 
 
 def test_export_serves_episodes_in_a_tensorflow_only_process(trained_run, tmp_path):

@@ -9,6 +9,7 @@ from keras import ops
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers.group_conv import (check_group_features, group_features_matmul,
                                           require_built)
+from compgen_tf.layers.weight_arguments import set_weight_arguments, weight_arguments_config
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -58,12 +59,11 @@ class GDecode(keras.layers.Layer):
         self.symmetry = Symmetry.from_config(symmetry)
         self.vocabulary = list(vocabulary)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.bias_constraint = keras.constraints.get(bias_constraint)
+        set_weight_arguments(self, kernel_initializer=kernel_initializer,
+                             bias_initializer=bias_initializer,
+                             kernel_regularizer=kernel_regularizer,
+                             bias_regularizer=bias_regularizer,
+                             kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         # Acts on each position alone: a (batch, time) mask passes through unchanged.
         self.supports_masking = True
         action = self.symmetry.output_action
@@ -112,11 +112,6 @@ class GDecode(keras.layers.Layer):
             "symmetry": self.symmetry.get_config(),
             "vocabulary": self.vocabulary,
             "use_bias": self.use_bias,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
-            "kernel_constraint": keras.constraints.serialize(self.kernel_constraint),
-            "bias_constraint": keras.constraints.serialize(self.bias_constraint),
+            **weight_arguments_config(self),
         })
         return config

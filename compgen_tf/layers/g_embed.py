@@ -8,6 +8,7 @@ from keras import ops
 
 from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
+from compgen_tf.layers.weight_arguments import set_weight_arguments, weight_arguments_config
 
 SIDES = ("input", "output")
 
@@ -63,9 +64,9 @@ class GEmbed(keras.layers.Layer):
         self.vocabulary = list(vocabulary)
         self.output_dim = output_dim
         self.side = side
-        self.embeddings_initializer = keras.initializers.get(embeddings_initializer)
-        self.embeddings_regularizer = keras.regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = keras.constraints.get(embeddings_constraint)
+        set_weight_arguments(self, embeddings_initializer=embeddings_initializer,
+                             embeddings_regularizer=embeddings_regularizer,
+                             embeddings_constraint=embeddings_constraint)
         self.mask_zero = bool(mask_zero)
         action = self.symmetry.input_action if side == "input" else self.symmetry.output_action
         moves = action.on_vocabulary(self.vocabulary)  # [g, v] = index of g v
@@ -100,9 +101,7 @@ class GEmbed(keras.layers.Layer):
             "vocabulary": self.vocabulary,
             "output_dim": self.output_dim,
             "side": self.side,
-            "embeddings_initializer": keras.initializers.serialize(self.embeddings_initializer),
-            "embeddings_regularizer": keras.regularizers.serialize(self.embeddings_regularizer),
-            "embeddings_constraint": keras.constraints.serialize(self.embeddings_constraint),
+            **weight_arguments_config(self),
             "mask_zero": self.mask_zero,
         })
         return config

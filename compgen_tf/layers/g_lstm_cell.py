@@ -9,9 +9,11 @@ from keras import ops
 # mixin (keras.layers.RNN checks isinstance); it is not exported under keras.layers.
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
-from compgen_tf.arguments import positive_int, rate
+from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers.group_conv import GroupConvolution, require_built
+from compgen_tf.layers.weight_arguments import (dropout_arguments_config, set_dropout_arguments,
+                                                set_weight_arguments, weight_arguments_config)
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -81,22 +83,13 @@ class GLSTMCell(keras.layers.Layer, DropoutRNNCell):
         self.units = positive_int("units", units)
         self.symmetry = Symmetry.from_config(symmetry)
         self.unit_forget_bias = bool(unit_forget_bias)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.recurrent_initializer = keras.initializers.get(recurrent_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.recurrent_regularizer = keras.regularizers.get(recurrent_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.recurrent_constraint = keras.constraints.get(recurrent_constraint)
-        self.bias_constraint = keras.constraints.get(bias_constraint)
-        self.dropout = rate("dropout", dropout)
-        self.recurrent_dropout = rate("recurrent_dropout", recurrent_dropout)
-        self.seed = seed
-        # Only a cell with dropout owns a seed state, so that a cell without keeps exactly
-        # the variables (and checkpoints) it always had.
-        if self.dropout or self.recurrent_dropout:
-            self.seed_generator = keras.random.SeedGenerator(seed)
+        set_weight_arguments(
+            self, kernel_initializer=kernel_initializer,
+            recurrent_initializer=recurrent_initializer, bias_initializer=bias_initializer,
+            kernel_regularizer=kernel_regularizer, recurrent_regularizer=recurrent_regularizer,
+            bias_regularizer=bias_regularizer, kernel_constraint=kernel_constraint,
+            recurrent_constraint=recurrent_constraint, bias_constraint=bias_constraint)
+        set_dropout_arguments(self, dropout, recurrent_dropout, seed)
         self._convolution = GroupConvolution(self.symmetry.group)
         size = self.symmetry.group.order * self.units
         self.state_size = [size, size]
@@ -182,15 +175,7 @@ class GLSTMCell(keras.layers.Layer, DropoutRNNCell):
             "symmetry": self.symmetry.get_config(),
             "units": self.units,
             "unit_forget_bias": self.unit_forget_bias,
-            "dropout": self.dropout,
-            "recurrent_dropout": self.recurrent_dropout,
-            "seed": self.seed,
+            **dropout_arguments_config(self),
+            **weight_arguments_config(self),
         })
-        for name in ("kernel", "recurrent", "bias"):
-            config[f"{name}_initializer"] = keras.initializers.serialize(
-                getattr(self, f"{name}_initializer"))
-            config[f"{name}_regularizer"] = keras.regularizers.serialize(
-                getattr(self, f"{name}_regularizer"))
-            config[f"{name}_constraint"] = keras.constraints.serialize(
-                getattr(self, f"{name}_constraint"))
         return config

@@ -8,6 +8,7 @@ from keras import ops
 
 from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
+from compgen_tf.layers.weight_arguments import set_weight_arguments, weight_arguments_config
 
 
 def group_conv_matrix(kernel, left_division_table):
@@ -187,12 +188,11 @@ class GroupConv(keras.layers.Layer):
         self.filters = positive_int("filters", filters)
         self.symmetry = Symmetry.from_config(symmetry)
         self.use_bias = bool(use_bias)
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.bias_constraint = keras.constraints.get(bias_constraint)
+        set_weight_arguments(self, kernel_initializer=kernel_initializer,
+                             bias_initializer=bias_initializer,
+                             kernel_regularizer=kernel_regularizer,
+                             bias_regularizer=bias_regularizer,
+                             kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
         # Acts on each position alone: a (batch, time) mask passes through unchanged.
         self.supports_masking = True
         self._convolution = GroupConvolution(self.symmetry.group)
@@ -234,11 +234,6 @@ class GroupConv(keras.layers.Layer):
             "symmetry": self.symmetry.get_config(),
             "filters": self.filters,
             "use_bias": self.use_bias,
-            "kernel_initializer": keras.initializers.serialize(self.kernel_initializer),
-            "bias_initializer": keras.initializers.serialize(self.bias_initializer),
-            "kernel_regularizer": keras.regularizers.serialize(self.kernel_regularizer),
-            "bias_regularizer": keras.regularizers.serialize(self.bias_regularizer),
-            "kernel_constraint": keras.constraints.serialize(self.kernel_constraint),
-            "bias_constraint": keras.constraints.serialize(self.bias_constraint),
+            **weight_arguments_config(self),
         })
         return config

@@ -8,7 +8,9 @@ from keras import ops
 # mixin (keras.layers.RNN checks isinstance); it is not exported under keras.layers.
 from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
-from compgen_tf.arguments import positive_int, rate
+from compgen_tf.arguments import positive_int
+from compgen_tf.layers.weight_arguments import (dropout_arguments_config, set_dropout_arguments,
+                                                set_weight_arguments, weight_arguments_config)
 
 
 def shift_stacks(stacks, filters):
@@ -82,18 +84,12 @@ class StackLSTMCell(keras.layers.Layer, DropoutRNNCell):
         self.units, self.depth = positive_int("units", units), positive_int("depth", depth)
         if self.depth < 2:
             raise ValueError(f"a stack needs depth >= 2 to push and pop, got {depth}")
-        self.kernel_initializer = keras.initializers.get(kernel_initializer)
-        self.bias_initializer = keras.initializers.get(bias_initializer)
-        self.kernel_regularizer = keras.regularizers.get(kernel_regularizer)
-        self.bias_regularizer = keras.regularizers.get(bias_regularizer)
-        self.kernel_constraint = keras.constraints.get(kernel_constraint)
-        self.bias_constraint = keras.constraints.get(bias_constraint)
-        self.dropout = rate("dropout", dropout)
-        self.recurrent_dropout = rate("recurrent_dropout", recurrent_dropout)
-        self.seed = seed
-        # Only a cell with dropout owns a seed state (its variables stay as they were).
-        if self.dropout or self.recurrent_dropout:
-            self.seed_generator = keras.random.SeedGenerator(seed)
+        set_weight_arguments(self, kernel_initializer=kernel_initializer,
+                             bias_initializer=bias_initializer,
+                             kernel_regularizer=kernel_regularizer,
+                             bias_regularizer=bias_regularizer,
+                             kernel_constraint=kernel_constraint, bias_constraint=bias_constraint)
+        set_dropout_arguments(self, dropout, recurrent_dropout, seed)
         self.state_size = [self.units, self.units * self.depth]
         self.output_size = self.units
 
@@ -145,13 +141,6 @@ class StackLSTMCell(keras.layers.Layer, DropoutRNNCell):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"units": self.units, "depth": self.depth, "dropout": self.dropout,
-                       "recurrent_dropout": self.recurrent_dropout, "seed": self.seed})
-        for name in ("kernel", "bias"):
-            config[f"{name}_initializer"] = keras.initializers.serialize(
-                getattr(self, f"{name}_initializer"))
-            config[f"{name}_regularizer"] = keras.regularizers.serialize(
-                getattr(self, f"{name}_regularizer"))
-            config[f"{name}_constraint"] = keras.constraints.serialize(
-                getattr(self, f"{name}_constraint"))
+        config.update({"units": self.units, "depth": self.depth,
+                       **dropout_arguments_config(self), **weight_arguments_config(self)})
         return config
