@@ -36,10 +36,15 @@ def model_class(name: str):
 
 
 def build_model(name: str, model_args: dict, source_words, target_words):
-    """Instantiates model `name` with its vocabularies; bad arguments give a clear error."""
+    """Instantiates model `name` with its vocabularies; bad arguments give a clear error.
+
+    Every model here reads SCAN, so it refuses commands outside SCAN's language
+    (`command_grammar="scan"`: a per-row error in an export) unless `model_args` says
+    otherwise.
+    """
     cls = model_class(name)
     try:
-        return cls(source_words, target_words, **model_args)
+        return cls(source_words, target_words, **{"command_grammar": "scan", **model_args})
     except TypeError as error:
         raise ValueError(f"bad model_args for {name!r} ({cls.__name__}): {error}") from error
 

@@ -11,7 +11,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
 COMMANDS = ["jump twice after walk left", "walk", "run around right", "", "jump dax",
-            "walk " * 40]
+            "walk " * 40, "walk after", "and and and"]
 
 
 def run(*args, check=True):
@@ -119,8 +119,9 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_t
     assert all(e in ("", f"no <eos> within max_output_length={model.max_output_length} tokens")
                for e in errors[:3])
     assert errors[3:] == ["empty command", "unknown word(s): dax",
-                          "command too long: 40 words, the maximum is 32"]
-    assert outputs["actions"][3:] == ["", "", ""]
+                          "command too long: 40 words, the maximum is 32",
+                          "not a SCAN command", "not a SCAN command"]
+    assert outputs["actions"][3:] == ["", "", "", "", ""]
 
     cli = Path(sys.executable).with_name("saved_model_cli")
     shown = subprocess.run([str(cli), "show", "--all", "--dir", str(out_dir)], env=ENV,
@@ -136,3 +137,21 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_t
     again = run("-m", "compgen_tf.export", "--run", str(trained_run), "--out", str(out_dir),
                 check=False)
     assert again.returncode == 2 and "not empty" in again.stderr
+
+
+def test_concurrent_answers_equal_single_command_answers(trained_run, tmp_path):
+    """What a model server does to the graph: several threads, mixed batch sizes, good and bad
+    commands; every answer equals the command's answer alone (benchmarks/serving_load.py)."""
+    out_dir = tmp_path / "export"
+    run("-m", "compgen_tf.export", "--run", str(trained_run), "--out", str(out_dir))
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from serving_load import run_load
+
+    result = run_load(out_dir, threads=3, requests=4, batch_sizes=(1, 7, 64), seconds=120,
+                      pool_size=256)
+    assert result["distinct_commands"] > 100
+    for size, stats in result["batch_sizes"].items():
+        assert stats["exceptions"] == 0, stats["exception_examples"]
+        assert stats["mismatches"] == 0, stats["mismatched_examples"]
+        assert stats["calls"] == 3 * 4, size
+

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import re
 
 PRIMITIVE_VERBS = ("walk", "look", "run", "jump")
 DIRECTIONS = ("left", "right")
@@ -40,6 +41,35 @@ _VERBS = PRIMITIVE_VERBS + ("turn",)
 _VOCABULARY = frozenset(
     _VERBS + DIRECTIONS + DIRECTION_MODIFIERS + tuple(REPETITIONS) + CONJUNCTIONS
 )
+
+
+def _alternatives(words) -> str:
+    return "(?:" + "|".join(words) + ")"
+
+
+def _command_pattern() -> str:
+    verb, direction = _alternatives(PRIMITIVE_VERBS), _alternatives(DIRECTIONS)
+    # V -> D opposite DIR | D around DIR | D DIR | U, with D -> U | turn
+    phrase = (f"(?:{_alternatives(_VERBS)}(?: {_alternatives(DIRECTION_MODIFIERS)})? "
+              f"{direction}|{verb})")
+    sentence = f"{phrase}(?: {_alternatives(REPETITIONS)})?"  # S -> V twice | V thrice | V
+    return f"{sentence}(?: {_alternatives(CONJUNCTIONS)} {sentence})?"  # C -> S and S | ...
+
+
+# The whole language as one regular expression over words joined by single spaces: SCAN is
+# finite, so it is regular. Written for both Python's `re` and RE2
+# (`tf.strings.regex_full_match`), so that an exported model checks commands in its graph.
+COMMAND_PATTERN = _command_pattern()
+
+
+def is_command(text: str) -> bool:
+    """Whether ``text`` (words separated by any whitespace) is a SCAN command.
+
+    Example:
+        >>> is_command("jump twice after walk left"), is_command("walk after")
+        (True, False)
+    """
+    return re.fullmatch(COMMAND_PATTERN, " ".join(text.split())) is not None
 
 
 def _verb_phrases() -> list[str]:

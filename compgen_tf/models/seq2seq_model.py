@@ -2,10 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import keras
 import tensorflow as tf
 
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK, UNK_ID, Vocabulary
+from tfds_scan.grammar import COMMAND_PATTERN
+
+# command_grammar -> (the language as a regular expression over single-spaced words, the
+# per-row error of a command outside it); None checks nothing beyond the words.
+GRAMMARS = {None: None, "scan": (COMMAND_PATTERN, "not a SCAN command")}
 
 
 class Seq2SeqModel(keras.Model):
@@ -33,12 +40,20 @@ class Seq2SeqModel(keras.Model):
             decoding emits.
         source_starts_with_sos: whether the encoded command is wrapped as
             `<sos> words <eos>` (otherwise `words <eos>`).
+        command_grammar: `"scan"` to refuse commands outside SCAN's language, per
+            row, also inside an exported model (`tfds_scan.grammar.COMMAND_PATTERN`); None
+            (the default) checks only the words. The SCAN tools build every model with
+            `"scan"` (`compgen_tf.registry.build_model`).
         **kwargs: passed to `keras.Model`.
     """
 
     def __init__(self, source_words, target_words, max_input_length=32, max_output_length=64,
-                 source_starts_with_sos=False, **kwargs):
+                 source_starts_with_sos=False, command_grammar=None, **kwargs):
         super().__init__(**kwargs)
+        if command_grammar not in GRAMMARS:
+            raise ValueError(f"command_grammar must be one of {sorted(GRAMMARS, key=str)}, "
+                             f"got {command_grammar!r}")
+        self.command_grammar = command_grammar
         if int(max_input_length) < 1 or int(max_output_length) < 1:
             raise ValueError("max_input_length and max_output_length must be positive, got "
                              f"{max_input_length} and {max_output_length}")
@@ -114,7 +129,8 @@ class Seq2SeqModel(keras.Model):
                 `<pad>` after. A row whose command is invalid is encoded as the
                 empty command so that decoding it cannot fail.
             error: string (batch,), empty where the command is valid, else a
-                message: empty command, too many words, or the unknown words.
+                message: empty command, too many words, the unknown words, or (with a
+                `command_grammar`) a command outside the language.
         """
         commands = tf.convert_to_tensor(commands, dtype=tf.string)
         words = tf.strings.split(tf.strings.strip(commands))
@@ -131,6 +147,11 @@ class Seq2SeqModel(keras.Model):
             "command too long: ", tf.strings.as_string(n_words), " words, the maximum is ",
             str(self.max_input_length)]), error)
         error = tf.where(is_empty, "empty command", error)
+        if self.command_grammar is not None:
+            pattern, message = GRAMMARS[self.command_grammar]
+            sentence = tf.strings.reduce_join(words, axis=1, separator=" ")
+            outside = tf.logical_not(tf.strings.regex_full_match(sentence, pattern))
+            error = tf.where(tf.equal(error, "") & outside, message, error)
         valid = tf.equal(error, "")
         ids = tf.ragged.boolean_mask(ids, tf.ones_like(ids, tf.bool) & valid[:, None])
         batch = tf.shape(commands)[0]
@@ -162,7 +183,8 @@ class Seq2SeqModel(keras.Model):
         return _pad_rows(rows)
 
     def check_commands(self, commands):
-        """Raises a clear error for an unknown word, an empty or an over-long command."""
+        """Raises a clear error for an unknown word, an empty or an over-long command, or one
+        outside the model's `command_grammar`."""
         commands = _as_str_list(commands)
         self.source_vocabulary.check_known(commands)
         for command in commands:
@@ -172,6 +194,10 @@ class Seq2SeqModel(keras.Model):
             if n > self.max_input_length:
                 raise ValueError(f"command {command!r} has {n} words, the model accepts at most "
                                  f"{self.max_input_length} (max_input_length)")
+            if self.command_grammar is not None:
+                pattern, message = GRAMMARS[self.command_grammar]
+                if re.fullmatch(pattern, " ".join(command.split())) is None:
+                    raise ValueError(f"{message}: {command!r}")
 
     def translate(self, commands, batch_size=256):
         """Greedy translation of a list of command strings (raises on invalid input)."""
@@ -216,6 +242,7 @@ class Seq2SeqModel(keras.Model):
             "max_input_length": self.max_input_length,
             "max_output_length": self.max_output_length,
             "source_starts_with_sos": self.source_starts_with_sos,
+            "command_grammar": self.command_grammar,
         })
         return config
 
