@@ -1,7 +1,8 @@
 """Load test of one exported SavedModel, called the way a model server calls it.
 
     python benchmarks/serving_load.py --model-dir serving/models/scan/1 [--threads 4]
-        [--requests 50] [--batch-sizes 1 16 256 4096] [--seconds 120] [--out FILE]
+        [--requests 50] [--batch-sizes 1 16 256 4096] [--seconds 120] [--rounds 1]
+        [--out FILE]
 
 Loads the export once (TensorFlow only, as TF Serving does: no compgen_tf import), then for
 each batch size sends `--requests` batches from `--threads` threads at once through the
@@ -58,8 +59,10 @@ def command_pool(size: int, seed: int) -> list[str]:
 
 
 def run_load(model_dir, threads=4, requests=50, batch_sizes=(1, 16, 256, 4096), seconds=120.0,
-             pool_size=4096, seed=0) -> dict:
-    """The load test; returns the result dict (see the module docstring)."""
+             pool_size=4096, seed=0, rounds=1) -> dict:
+    """The load test; returns the result dict (see the module docstring). With `rounds` > 1
+    the sweep over batch sizes is repeated: memory that is stable after warm-up stays at the
+    first round's level (`rss_mb_after_round`)."""
     rss_start = resident_mb()
     serve = tf.saved_model.load(str(model_dir)).signatures["serving_default"]
 
@@ -73,7 +76,18 @@ def run_load(model_dir, threads=4, requests=50, batch_sizes=(1, 16, 256, 4096), 
     rss_warm = resident_mb()
     result = {"threads": threads, "requests_per_thread": requests, "pool": len(pool),
               "distinct_commands": len(reference), "rss_mb_start": rss_start,
-              "rss_mb_after_warm_up": rss_warm, "batch_sizes": {}}
+              "rss_mb_after_warm_up": rss_warm, "batch_sizes": {}, "rss_mb_after_round": [],
+              "total_mismatches": 0, "total_exceptions": 0}
+    for round_ in range(rounds):
+        _sweep(call, pool, reference, result, threads, requests, batch_sizes, seconds,
+               seed + round_)
+        result["rss_mb_after_round"].append(resident_mb())
+    result["rss_mb_end"] = resident_mb()
+    return result
+
+
+def _sweep(call, pool, reference, result, threads, requests, batch_sizes, seconds, seed):
+    """One pass over the batch sizes: per-size figures of the last pass, totals of all."""
     for batch_size in batch_sizes:
         latencies, mismatches, errors = [], [], []
         lock = threading.Lock()
@@ -103,6 +117,8 @@ def run_load(model_dir, threads=4, requests=50, batch_sizes=(1, 16, 256, 4096), 
         with concurrent.futures.ThreadPoolExecutor(threads) as executor:
             list(executor.map(worker, range(threads)))
         wall = time.perf_counter() - started
+        result["total_mismatches"] += len(mismatches)
+        result["total_exceptions"] += len(errors)
         ms = sorted(1000 * t for t in latencies)
         result["batch_sizes"][str(batch_size)] = {
             "calls": len(ms),
@@ -112,8 +128,6 @@ def run_load(model_dir, threads=4, requests=50, batch_sizes=(1, 16, 256, 4096), 
             "mismatches": len(mismatches), "mismatched_examples": mismatches[:5],
             "exceptions": len(errors), "exception_examples": errors[:3],
             "rss_mb_after": resident_mb()}
-    result["rss_mb_end"] = resident_mb()
-    return result
 
 
 def main(argv=None):
@@ -125,6 +139,8 @@ def main(argv=None):
     parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 16, 256, 4096])
     parser.add_argument("--seconds", type=float, default=120.0,
                         help="time limit per batch size")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="repeat the sweep to see whether memory stays stable")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -133,14 +149,13 @@ def main(argv=None):
               "model_dir": args.model_dir, "cpu_count": os.cpu_count(),
               "tensorflow": tf.__version__,
               **run_load(args.model_dir, args.threads, args.requests, args.batch_sizes,
-                         args.seconds)}
+                         args.seconds, rounds=args.rounds)}
     line = json.dumps(result)
     print(line)
     if args.out:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         Path(args.out).write_text(line + "\n")
-    failed = any(b["mismatches"] or b["exceptions"] for b in result["batch_sizes"].values())
-    return 1 if failed else 0
+    return 1 if result["total_mismatches"] or result["total_exceptions"] else 0
 
 
 if __name__ == "__main__":

@@ -150,6 +150,7 @@ def test_concurrent_answers_equal_single_command_answers(trained_run, tmp_path):
     result = run_load(out_dir, threads=3, requests=4, batch_sizes=(1, 7, 64), seconds=120,
                       pool_size=256)
     assert result["distinct_commands"] > 100
+    assert result["total_mismatches"] == 0 and result["total_exceptions"] == 0
     for size, stats in result["batch_sizes"].items():
         assert stats["exceptions"] == 0, stats["exception_examples"]
         assert stats["mismatches"] == 0, stats["mismatched_examples"]
