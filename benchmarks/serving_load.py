@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures
+import importlib.util
 import json
 import os
 import shlex
@@ -47,8 +48,12 @@ def resident_mb() -> float:
 
 def command_pool(size: int, seed: int) -> list[str]:
     """`size` commands: SCAN commands from the whole grammar and one bad command in eight."""
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from tfds_scan.grammar import all_commands  # pure Python: the grammar, not the library
+    # tfds_scan/grammar.py alone (pure Python): not the package, which imports TFDS.
+    path = Path(__file__).resolve().parents[1] / "tfds_scan" / "grammar.py"
+    spec = importlib.util.spec_from_file_location("scan_grammar", path)
+    grammar = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(grammar)
+    all_commands = grammar.all_commands
 
     rng = np.random.default_rng(seed)
     commands = all_commands()

@@ -19,7 +19,11 @@ from pathlib import Path
 def _stderr_to_devnull():
     """Sends file descriptor 2 to /dev/null for the duration (C++ writes go there too)."""
     sys.stderr.flush()
-    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    try:
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except OSError:  # no stderr to silence (started with 2>&-)
+        yield
+        return
     os.dup2(devnull, 2)
     try:
         yield

@@ -72,7 +72,9 @@ def _resolve(path: Path, chain: tuple) -> dict:
         config = json.loads(path.read_text())
     except json.JSONDecodeError as error:
         raise ConfigError(f"{path} is not valid JSON: {error}") from error
-    if not isinstance(config, dict) or "base" not in config:
+    if not isinstance(config, dict):
+        raise ConfigError(f"{path}: a configuration is a JSON object")
+    if "base" not in config:
         return config
     base_name = config.pop("base")
     if not isinstance(base_name, str):
@@ -80,9 +82,10 @@ def _resolve(path: Path, chain: tuple) -> dict:
     base = _resolve(path.parent / base_name, chain + (path.resolve(),))
     merged = copy.deepcopy(base)
     for section in SECTIONS:
+        for origin, part in ((path.parent / base_name, base), (path, config)):
+            if section in part and not isinstance(part[section], dict):
+                raise ConfigError(f"{origin}: section {section!r} must be an object")
         if section in config:
-            if not isinstance(config[section], dict):
-                raise ConfigError(f"{path}: section {section!r} must be an object")
             merged.setdefault(section, {}).update(config[section])
     for key, value in config.items():
         if key not in SECTIONS and key != "notes":
@@ -132,6 +135,18 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
         raise ConfigError(f"{origin}: data.validation_carve must be one of "
                           f"{list(VALIDATION_CARVES)}, got {config['data']['validation_carve']!r}")
     return config
+
+
+def check_learning_rate_schedule(training: dict, drops_once: bool) -> None:
+    """A `ConfigError` for the schedule key that the trainer would not read: meta-training
+    multiplies its rate once (`learning_rate_drop_step`), every other trainer every
+    `learning_rate_decay_steps` steps."""
+    wrong, right = (("learning_rate_decay_steps", "learning_rate_drop_step") if drops_once
+                    else ("learning_rate_drop_step", "learning_rate_decay_steps"))
+    if training.get(wrong):
+        what = ("multiplies its learning rate once" if drops_once
+                else "multiplies its learning rate every N steps")
+        raise ConfigError(f"this model {what}: set training.{right}, not training.{wrong}")
 
 
 def apply_overrides(config: dict, overrides: list[str]) -> dict:

@@ -28,7 +28,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate_schedule,
+                               config_path, load_config)
 from compgen_tf.results import (RESULTS_DIR, earlier_results, run_record, without_options,
                                 write_results)
 from compgen_tf.trainer import (BEST_MODEL, append_history, masked_cross_entropy,
@@ -78,6 +79,15 @@ def evaluate_episodes(model, episode_list, keep_errors: bool = False):
     return correct / max(total, 1), errors
 
 
+def drop_once_schedule(settings: dict):
+    """`learning_rate`, multiplied once by `learning_rate_decay_factor` at step
+    `learning_rate_drop_step` (default: half of `max_steps`)."""
+    boundary = settings["learning_rate_drop_step"] or max(1, settings["max_steps"] // 2)
+    rate = settings["learning_rate"]
+    return keras.optimizers.schedules.PiecewiseConstantDecay(
+        [boundary], [rate, rate * settings["learning_rate_decay_factor"]])
+
+
 class MetaTrainer:
     """Meta-trains a `MetaSeq2Seq`, one episode per Adam step, resumably.
 
@@ -105,7 +115,7 @@ class MetaTrainer:
                          "eval_every": 250, "patience": 1000, "stop_at_accuracy": 1.01,
                          "checkpoint_every": 250, "learning_rate_drop_step": None,
                          "learning_rate_decay_factor": 0.1}
-        check_schedule(training)
+        check_learning_rate_schedule(training, drops_once=True)
         self.settings.update({k: v for k, v in training.items() if v is not None})
         self.run_dir, self.seed, self.verbose = Path(run_dir), int(seed), verbose
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -113,10 +123,7 @@ class MetaTrainer:
                          (("step", 0), ("best_step", 0), ("evaluations_since_best", 0),
                           ("finished", 0), ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))}
         s = self.settings
-        boundary = s["learning_rate_drop_step"] or max(1, s["max_steps"] // 2)
-        schedule = keras.optimizers.schedules.PiecewiseConstantDecay(
-            [boundary], [s["learning_rate"], s["learning_rate"] * s["learning_rate_decay_factor"]])
-        self.optimizer = keras.optimizers.Adam(learning_rate=schedule,
+        self.optimizer = keras.optimizers.Adam(learning_rate=drop_once_schedule(s),
                                                global_clipnorm=s["clip_norm"])
         model.build()
         self.optimizer.build(model.trainable_variables)
@@ -268,19 +275,11 @@ def resolve_config(task: str, config_file=None, overrides=(), steps=None,
         overrides.append(f"training.max_steps={steps}")
     config = apply_overrides(config, overrides)
     config.update(model=MODEL_NAME, split=task)
-    check_schedule(config["training"])
+    check_learning_rate_schedule(config["training"], drops_once=True)
     # Built once here so that bad model_args are refused before a run directory is written.
     build_model(task, config["model_args"])
     return config
 
-
-def check_schedule(training: dict) -> None:
-    """A `ConfigError` for `learning_rate_decay_steps`, which means "multiply every N steps"
-    everywhere else: meta-training multiplies once, at `learning_rate_drop_step`."""
-    if training.get("learning_rate_decay_steps"):
-        raise ConfigError("meta seq2seq multiplies its learning rate once: set "
-                          "training.learning_rate_drop_step, not "
-                          "training.learning_rate_decay_steps (a decay every N steps)")
 
 
 def train_from_cli(args, command: str) -> int:

@@ -36,7 +36,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate_schedule,
+                               config_path, load_config)
 from compgen_tf.runs import prepare_run_dir
 from compgen_tf.trainer import BEST_MODEL, append_history
 from compgen_tf.trainer import learning_rate_schedule
@@ -318,6 +319,7 @@ def resolve_config(args) -> dict:
     if args.steps is not None:
         overrides.append(f"training.max_steps={args.steps}")
     config = apply_overrides(config, overrides)
+    check_learning_rate_schedule(config["training"], drops_once=False)
     config.update(model=args.model, task=args.task)
     config.pop("split", None)
     if args.epochs is not None:

@@ -14,7 +14,8 @@ import shlex
 import sys
 
 from compgen_tf import registry
-from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate_schedule,
+                               config_path, load_config)
 from compgen_tf.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
 
 DEFAULT_MODEL = "syntactic_attention"
@@ -68,6 +69,7 @@ def resolve_config(args) -> dict:
     if args.steps is not None:
         overrides.append(f"training.max_steps={args.steps}")
     config = apply_overrides(config, overrides)
+    check_learning_rate_schedule(config["training"], drops_once=False)
     config.update(model=args.model, split=split)
     registry.check_model_args(args.model, config["model_args"])
     if args.epochs is not None:

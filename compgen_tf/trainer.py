@@ -11,6 +11,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from compgen_tf.config import check_learning_rate_schedule
 from compgen_tf.data import EncodedSplit, epoch_batches, gather_batch
 from compgen_tf.distribute import separate_dropout_streams
 from compgen_tf.evaluation import evaluate_split
@@ -77,6 +78,7 @@ def append_history(run_dir, record: dict) -> None:
 def learning_rate_schedule(training: dict):
     """`learning_rate`, multiplied by `learning_rate_decay_factor` every
     `learning_rate_decay_steps` steps when those are set (a constant rate otherwise)."""
+    check_learning_rate_schedule(training, drops_once=False)
     rate, steps = training.get("learning_rate", 1e-3), training.get("learning_rate_decay_steps")
     if not steps:
         return rate

@@ -148,6 +148,12 @@ def test_bad_bases_are_clear_errors(tmp_path):
     write(tmp_path / "a.json", {"base": "b.json", "training": {"batch_size": 2}})
     assert load_config(tmp_path / "a.json")["training"] == {"batch_size": 2, "max_steps": 5}
     assert load_config(tmp_path / "a.json")["notes"] == "b"
+    write(tmp_path / "b.json", [1, 2])
+    with pytest.raises(ConfigError, match=r"b\.json: a configuration is a JSON object"):
+        load_config(tmp_path / "a.json")
+    write(tmp_path / "b.json", {"training": None})
+    with pytest.raises(ConfigError, match=r"b\.json: section 'training' must be an object"):
+        load_config(tmp_path / "a.json")
 
 
 def test_notes_are_not_part_of_a_configuration(tmp_path):

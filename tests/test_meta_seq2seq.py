@@ -220,6 +220,18 @@ def test_task_is_required_and_split_rejected(tmp_path, capsys):
     assert not run_dir.exists()
     drop = resolve_config("add_jump_permutation", overrides=["training.learning_rate_drop_step=7"])
     assert drop["training"]["learning_rate_drop_step"] == 7
+    from compgen_tf.meta_training import drop_once_schedule
+
+    settings = {"learning_rate": 1.0, "learning_rate_decay_factor": 0.1, "max_steps": 100}
+    schedule = drop_once_schedule(dict(settings, learning_rate_drop_step=7))
+    assert [round(float(schedule(s)), 6) for s in (0, 7, 8, 90)] == [1.0, 1.0, 0.1, 0.1]
+    half = drop_once_schedule(dict(settings, learning_rate_drop_step=None))
+    assert [round(float(half(s)), 6) for s in (50, 51)] == [1.0, 0.1]
+    # ... and the trainers that multiply every N steps refuse the once-only key.
+    assert main(["--model", "seq2seq", "--split", "simple", "--output", str(run_dir),
+                 "--set", "training.learning_rate_drop_step=100"]) == 2
+    assert "set training.learning_rate_decay_steps" in capsys.readouterr().err
+    assert not run_dir.exists()
 
 
 def test_export_serves_episodes_in_a_tensorflow_only_process(trained_run, tmp_path):

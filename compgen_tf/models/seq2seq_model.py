@@ -2,17 +2,24 @@
 
 from __future__ import annotations
 
+import importlib
 import re
 
 import keras
 import tensorflow as tf
 
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK, UNK_ID, Vocabulary
-from tfds_scan.grammar import COMMAND_PATTERN
 
-# command_grammar -> (the language as a regular expression over single-spaced words, the
-# per-row error of a command outside it); None checks nothing beyond the words.
-GRAMMARS = {None: None, "scan": (COMMAND_PATTERN, "not a SCAN command")}
+# command_grammar -> (the module holding COMMAND_PATTERN, the language as a regular expression
+# over single-spaced words; the per-row error of a command outside it). None checks nothing
+# beyond the words. Imported when a model uses it, so that `import compgen_tf` stays light.
+GRAMMARS = {None: None, "scan": ("tfds_scan.grammar", "not a SCAN command")}
+
+
+def grammar_check(name):
+    """(pattern, error message) of the command grammar `name`."""
+    module, message = GRAMMARS[name]
+    return importlib.import_module(module).COMMAND_PATTERN, message
 
 
 class Seq2SeqModel(keras.Model):
@@ -148,7 +155,7 @@ class Seq2SeqModel(keras.Model):
             str(self.max_input_length)]), error)
         error = tf.where(is_empty, "empty command", error)
         if self.command_grammar is not None:
-            pattern, message = GRAMMARS[self.command_grammar]
+            pattern, message = grammar_check(self.command_grammar)
             sentence = tf.strings.reduce_join(words, axis=1, separator=" ")
             outside = tf.logical_not(tf.strings.regex_full_match(sentence, pattern))
             error = tf.where(tf.equal(error, "") & outside, message, error)
@@ -195,7 +202,7 @@ class Seq2SeqModel(keras.Model):
                 raise ValueError(f"command {command!r} has {n} words, the model accepts at most "
                                  f"{self.max_input_length} (max_input_length)")
             if self.command_grammar is not None:
-                pattern, message = GRAMMARS[self.command_grammar]
+                pattern, message = grammar_check(self.command_grammar)
                 if re.fullmatch(pattern, " ".join(command.split())) is None:
                     raise ValueError(f"{message}: {command!r}")
 
