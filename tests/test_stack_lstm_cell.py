@@ -23,7 +23,8 @@ def test_filters_push_pop_and_keep_exactly(kernel, expected):
 
 def test_top_value_falls_off_a_full_stack():
     full = ops.convert_to_tensor(np.array([[1.0, 2.0, 3.0]], np.float32))
-    np.testing.assert_array_equal(numpy(shift_stacks(full, ops.convert_to_tensor(np.array([[1.0, 0, 0]], np.float32)))),
+    push = ops.convert_to_tensor(np.array([[1.0, 0, 0]], np.float32))
+    np.testing.assert_array_equal(numpy(shift_stacks(full, push)),
                                   [[0.0, 1.0, 2.0]])
 
 
