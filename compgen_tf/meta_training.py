@@ -344,11 +344,18 @@ def main(argv=None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    from compgen_tf.runs import prepare_run_dir
+
     runs = []
     for seed in range(args.first_seed, args.first_seed + args.seeds):
         run_dir = Path(args.runs_dir) / MODEL_NAME / name / f"seed{seed}"
         metrics_file = run_dir / "metrics.json"
         if metrics_file.exists() and "wall_time_s" in json.loads(metrics_file.read_text()):
+            try:  # reused only when it ran the configuration being recorded
+                prepare_run_dir(run_dir, dict(config, seed=seed))
+            except ValueError as error:
+                print(f"error: {error}", file=sys.stderr)
+                return 2
             metrics = json.loads(metrics_file.read_text())
         else:
             metrics = train_meta_run(config, run_dir, seed=seed,

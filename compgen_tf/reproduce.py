@@ -84,8 +84,14 @@ def main(argv=None) -> int:
     helpers = [subprocess.Popen([sys.executable, "-m", "compgen_tf.reproduce",
                                  *without_options(argv, ("--jobs",)), "--no-results"])
                for _ in range(min(args.jobs, args.seeds) - 1)]
-    for seed in seeds:
-        _train_unclaimed_seed(config, run_dirs[seed], seed, command, args.quiet)
+    try:
+        for seed in seeds:
+            _train_unclaimed_seed(config, run_dirs[seed], seed, command, args.quiet)
+    except ValueError as error:  # a finished run directory of another configuration
+        print(f"error: {error}", file=sys.stderr)
+        for helper in helpers:
+            helper.wait()
+        return 2
     failed = [helper.args for helper in helpers if helper.wait() != 0]
     if failed:
         print(f"error: {len(failed)} helper process(es) failed", file=sys.stderr)
@@ -112,12 +118,14 @@ def main(argv=None) -> int:
 
 def _train_unclaimed_seed(config: dict, run_dir: Path, seed: int, command: str, quiet: bool):
     """Trains one seed unless it is finished or another process holds its lock."""
-    from compgen_tf.runs import train_run
+    from compgen_tf.runs import prepare_run_dir, train_run
 
     with _seed_lock(run_dir, block=False) as claimed:
         if not claimed:
             print(f"seed {seed}: being trained by another process", flush=True)
         elif _finished_metrics(run_dir) is not None:
+            # Reused only when it ran the configuration being recorded (ValueError otherwise).
+            prepare_run_dir(run_dir, dict(config, seed=seed))
             print(f"seed {seed}: already finished in {run_dir}", flush=True)
         else:
             print(f"seed {seed}: training {run_dir}", flush=True)

@@ -41,6 +41,11 @@ def run_record(metrics: dict, run_dir=None) -> dict:
               "test_accuracy": metrics["accuracy"]["test"],
               "wall_time_s": metrics["wall_time_s"], "steps": metrics["steps"],
               "best_step": metrics.get("best_step")}
+    # What trained this seed, from its own run directory (not the command collecting it).
+    for key, value in (("command", metrics.get("command")),
+                       ("commit", metrics.get("versions", {}).get("commit"))):
+        if value:
+            record[key] = value
     curve = validation_curve(Path(run_dir) / "history.jsonl") if run_dir is not None else []
     if curve:
         record["validation_curve"] = curve

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import platform
+import subprocess
 import sys
 from importlib import metadata
+from pathlib import Path
 
 _PACKAGES = ("compgen-tf", "tensorflow-cpu", "tensorflow", "keras", "tensorflow-datasets",
              "keras-tuner", "numpy")
@@ -18,4 +20,24 @@ def package_versions() -> dict:
             versions[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             pass
+    commit = source_commit()
+    if commit:
+        versions["commit"] = commit
     return versions
+
+
+def source_commit() -> str | None:
+    """The git commit of the checkout this package runs from, with "+changes" when its
+    tracked files differ from it; None outside a git checkout (an installed wheel)."""
+    root = Path(__file__).resolve().parents[1]
+    if not (root / ".git").exists():
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+                              text=True, timeout=10, check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                  "--untracked-files=no"], capture_output=True, text=True,
+                                 timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("+changes" if changed else "")

@@ -299,6 +299,12 @@ def test_meta_training_cli_writes_results_and_refuses_another_configuration(tmp_
     assert main(other) == 2
     assert "another configuration" in capsys.readouterr().err
     assert not (runs_dir / "meta_seq2seq" / "mutual_exclusivity" / "seed1").exists()
+    # Into another results file, the finished seed 0 of 4 steps is not taken for 6 steps.
+    elsewhere = [a if a != f"--results-dir={results_dir}" else f"--results-dir={tmp_path / 'b'}"
+                 for a in other]
+    assert main(elsewhere) == 2
+    assert "different configuration" in capsys.readouterr().err
+    assert not (tmp_path / "b" / "meta_seq2seq" / "mutual_exclusivity.json").exists()
 
 
 def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatch):

@@ -42,6 +42,10 @@ def test_run_record_keeps_the_validation_curve_of_the_run_directory(tmp_path):
                       "steps": 20, "best_step": 10,
                       "validation_curve": [[10, 0.9], [20, 0.812346]]}
     assert "validation_curve" not in run_record(metrics, tmp_path / "elsewhere")
+    trained = dict(metrics, command="python -m compgen_tf.train --seed 3",
+                   versions={"commit": "abc123"})
+    assert {k: run_record(trained)[k] for k in ("command", "commit")} == {
+        "command": "python -m compgen_tf.train --seed 3", "commit": "abc123"}
     assert "validation_curve" not in run_record(metrics)
 
 
@@ -98,9 +102,21 @@ def test_reproduce_trains_seeds_once_and_writes_results(model, tmp_path, capsys)
     assert str(tmp_path) not in document["command"]
     assert document["config"]["training"]["max_steps"] == 4
     assert all([step for step, _ in r["validation_curve"]] == [2, 4] for r in document["runs"])
+    # Each seed records what trained it, from its own run directory, and the commit.
+    assert all(r["command"] == document["command"] for r in document["runs"])
+    from compgen_tf.versions import source_commit
+
+    commit = source_commit()
+    if commit is not None:  # a git checkout, as in CI
+        assert all(r["commit"] == commit for r in document["runs"])
     capsys.readouterr()
     assert reproduce(args) == 0
     assert capsys.readouterr().out.count("already finished") == 2
+    # A finished seed of another configuration is refused, not recorded under this one.
+    other = [a if a != str(tmp_path / "results") else str(tmp_path / "other") for a in args]
+    assert reproduce(other + ["--set", "training.eval_every=4"]) == 2
+    assert "different configuration" in capsys.readouterr().err
+    assert not (tmp_path / "other" / model / "simple_p1.json").exists()
 
 
 def test_concurrent_reproduce_commands_split_seeds_without_duplicates(tmp_path):
