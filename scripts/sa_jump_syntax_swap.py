@@ -46,7 +46,7 @@ def replacement_rows(table: np.ndarray, ids: dict) -> dict:
 
 def initializer_draws(model, count: int, width: int) -> list:
     """`count` rows drawn from the model's syntactic initializer, with seeds 0..count-1."""
-    identifier = keras.initializers.serialize(model.syntax_embeddings_initializer)
+    identifier = keras.initializers.serialize(model.backbone.syntax_embeddings_initializer)
     rows = []
     for seed in range(count):
         seeded = {**identifier, "config": {**identifier["config"], "seed": seed}}
@@ -57,7 +57,7 @@ def initializer_draws(model, count: int, width: int) -> list:
 def score_run(run_dir: Path, sample, draws: int = 0) -> dict:
     model = load_run_model(run_dir)
     split = encode_split(model, sample)
-    embedding = model.get_layer("syntax_embedding").embeddings
+    embedding = model.backbone.get_layer("syntax_embedding").embeddings
     original = embedding.numpy()
     ids = {verb: int(model.encode_commands(tf.constant([verb]))[0][0, 1]) for verb in VERBS}
     scores = {"trained": float(evaluate_split(model, split).accuracy)}

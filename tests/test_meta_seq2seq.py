@@ -87,7 +87,7 @@ def test_decoder_attention_matches_a_numpy_reference(scaled, tmp_path):
     decoder_outputs = rng.normal(size=(2, 3, 16)).astype("float32")
     context = rng.normal(size=(2, 4, 16)).astype("float32")
     mask = np.array([[True, True, True, False], [True, True, False, False]])
-    _, attention = model._predict(decoder_outputs, context, mask)
+    _, attention = model.backbone.decoder.predict_tokens(decoder_outputs, (context, mask, None))
     scores = np.einsum("bjm,btm->bjt", decoder_outputs, context) / (np.sqrt(16) if scaled else 1)
     scores = np.where(mask[:, None, :], scores, -np.inf)
     expected = np.exp(scores - scores.max(-1, keepdims=True))
@@ -99,7 +99,7 @@ def test_decoder_attention_matches_a_numpy_reference(scaled, tmp_path):
 
 def test_no_decoder_attention_ablation():
     model = _model(decoder_attention=False)
-    assert not model.attentional_layer.weights
+    assert not model.backbone.decoder.attentional_layer.weights
     support, actions, queries, _ = _arrays(model, _episode())
     _, decoder, _ = model.greedy_decode_episode(support, actions, queries, max_length=4)
     assert np.all(decoder.numpy() == 0)
@@ -112,7 +112,7 @@ def test_standard_seq2seq_ignores_the_support_set(tmp_path):
     logits = model((support, actions, queries, targets)).numpy()
     other = model((support[:2], actions[:2], queries, targets)).numpy()
     np.testing.assert_allclose(other, logits, atol=1e-6)
-    assert not model.context_layer.weights
+    assert not model.backbone.context_layer.weights
     path = tmp_path / "standard.keras"
     model.save(path)
     assert keras.saving.load_model(path).use_memory is False
@@ -131,8 +131,8 @@ def test_bad_arguments_and_inputs():
         model.translate_episode(["dax"], [], ["dax"])
     with pytest.raises(ValueError, match="blicket"):
         model.translate_episode(["dax"], ["RED"], ["dax blicket"])
-    with pytest.raises(TypeError, match="translate_episode"):
-        model.translate(["dax"])
+    assert model.translate(["dax"], ["dax"], ["RED"]) == \
+        model.translate_episode(["dax"], ["RED"], ["dax"])  # the support set is an argument
     served = model.serve_episode(tf.constant(["dax", "lug"]), tf.constant(["RED", "PINK"]),
                                  tf.constant(["dax lug", "wif"]))
     assert [e.decode() for e in served["error"].numpy()] == ["support actions: unknown "

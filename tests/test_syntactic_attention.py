@@ -102,33 +102,33 @@ def test_padding_of_source_does_not_change_outputs(flags):
 def test_shift_hides_each_word_from_its_own_syntactic_state():
     model = make_model(dropout=0.5)  # eval mode: no dropout
     command = ["walk", "left", "after", "jump", "twice"]
-    base = model.shifted_syntax(ids_of(model, [" ".join(command)])).numpy()[0]
+    base = model.backbone.shifted_syntax(ids_of(model, [" ".join(command)])).numpy()[0]
     length = len(command) + 2
     assert base.shape == (length, 16)
     for j in range(1, length - 1):  # positions of the words (0 is <sos>, length-1 is <eos>)
         changed = list(command)
         changed[j - 1] = "walk" if command[j - 1] != "walk" else "jump"
-        other = model.shifted_syntax(ids_of(model, [" ".join(changed)])).numpy()[0]
+        other = model.backbone.shifted_syntax(ids_of(model, [" ".join(changed)])).numpy()[0]
         np.testing.assert_allclose(other[j], base[j], atol=1e-6, err_msg=f"position {j}")
         differs = np.abs(other - base).max(-1) > 1e-4
         assert differs.any(), j
         assert not differs[0] and not differs[-1]  # the learned <sos>/<eos> vectors
-    np.testing.assert_allclose(base[0], model.sos_syntax.numpy())
-    np.testing.assert_allclose(base[-1], model.eos_syntax.numpy())
+    np.testing.assert_allclose(base[0], model.backbone.syntax_shift.sos_syntax.numpy())
+    np.testing.assert_allclose(base[-1], model.backbone.syntax_shift.eos_syntax.numpy())
 
 
 def test_shift_boundaries_follow_each_rows_length():
     model = make_model()
     source = ids_of(model, ["jump twice after walk", "walk", "jump left"])
-    shifted = model.shifted_syntax(source).numpy()
+    shifted = model.backbone.shifted_syntax(source).numpy()
     lengths = (source.numpy() != PAD_ID).sum(1)
     for row, length in zip(shifted, lengths):
-        np.testing.assert_allclose(row[0], model.sos_syntax.numpy())
-        np.testing.assert_allclose(row[length - 1], model.eos_syntax.numpy())
+        np.testing.assert_allclose(row[0], model.backbone.syntax_shift.sos_syntax.numpy())
+        np.testing.assert_allclose(row[length - 1], model.backbone.syntax_shift.eos_syntax.numpy())
         assert np.all(row[length:] == 0.0)
         for j in range(1, length - 1):
-            assert not np.allclose(row[j], model.eos_syntax.numpy())
-    keys, query = model.syntax_keys(source)
+            assert not np.allclose(row[j], model.backbone.syntax_shift.eos_syntax.numpy())
+    keys, query = model.backbone.syntax_keys(source)
     assert keys.shape == (3, source.shape[1], 16) and query.shape == (3, 16)
     assert np.all(query.numpy() >= 0.0)  # s_0 = ReLU(W_0 [...])
 
@@ -139,14 +139,14 @@ def test_semantic_stream_is_context_free_unless_sequential():
     plain = make_model(dropout=0.5)
     sequential = make_model(dropout=0.5, sequential_semantics=True)
     for model, context_free in ((plain, True), (sequential, False)):
-        semantics = model.semantic_embeddings(ids_of(model, commands)).numpy()
+        semantics = model.backbone.semantic_embeddings(ids_of(model, commands)).numpy()
         jump = np.stack([semantics[i, j] for i, j in enumerate(position_of_jump)])
         same = [np.allclose(jump[0], other, atol=1e-6) for other in jump[1:]]
         assert all(same) if context_free else not any(same), model.name
     # In training mode dropout does act on the semantic vectors.
     source = ids_of(plain, commands)
-    assert not np.allclose(plain.semantic_embeddings(source, training=True),
-                           plain.semantic_embeddings(source))
+    assert not np.allclose(plain.backbone.semantic_embeddings(source, training=True),
+                           plain.backbone.semantic_embeddings(source))
 
 
 @pytest.mark.parametrize("flag", ["sequential_semantics", "syntax_action", "nonlinear_semantics"])
@@ -234,19 +234,20 @@ def test_embeddings_initializer_sets_the_scale_of_both_embeddings():
     for model in (uniform, normal):
         model.translate(["walk"])  # builds the weights
     for layer in ("semantic_embedding", "syntax_embedding"):
-        assert np.abs(uniform.get_layer(layer).embeddings.numpy()).max() <= 0.05
-        assert 0.8 < normal.get_layer(layer).embeddings.numpy().std() < 1.2
-    assert np.abs(normal.sos_syntax.numpy()).max() > 0.5  # boundaries follow the embeddings ...
+        assert np.abs(uniform.backbone.get_layer(layer).embeddings.numpy()).max() <= 0.05
+        assert 0.8 < normal.backbone.get_layer(layer).embeddings.numpy().std() < 1.2
+    assert np.abs(normal.backbone.syntax_shift.sos_syntax.numpy()).max() > 0.5  # boundaries follow the embeddings ...
     zero_boundaries = make_model(boundary_initializer="zeros", **NORMAL_EMBEDDINGS)
     zero_boundaries.translate(["walk"])
-    for vector in (zero_boundaries.sos_syntax, zero_boundaries.eos_syntax):
+    shift = zero_boundaries.backbone.syntax_shift
+    for vector in (shift.sos_syntax, shift.eos_syntax):
         assert np.all(vector.numpy() == 0)  # ... unless given their own initializer
-    assert 0.8 < zero_boundaries.get_layer("syntax_embedding").embeddings.numpy().std() < 1.2
+    assert 0.8 < zero_boundaries.backbone.get_layer("syntax_embedding").embeddings.numpy().std() < 1.2
     zero_syntax = make_model(syntax_embeddings_initializer="zeros", **NORMAL_EMBEDDINGS)
     zero_syntax.translate(["walk"])
-    assert np.all(zero_syntax.get_layer("syntax_embedding").embeddings.numpy() == 0)
-    assert 0.8 < zero_syntax.get_layer("semantic_embedding").embeddings.numpy().std() < 1.2
-    assert np.abs(zero_syntax.sos_syntax.numpy()).max() > 0.5
+    assert np.all(zero_syntax.backbone.get_layer("syntax_embedding").embeddings.numpy() == 0)
+    assert 0.8 < zero_syntax.backbone.get_layer("semantic_embedding").embeddings.numpy().std() < 1.2
+    assert np.abs(zero_syntax.backbone.syntax_shift.sos_syntax.numpy()).max() > 0.5
 
 
 @pytest.mark.parametrize("syntax_init", [None, "zeros"], ids=["default", "zero_syntax"])
@@ -260,8 +261,8 @@ def test_a_word_seen_only_alone_gets_no_syntactic_gradient(syntax_init):
     target = model.encode_actions(["I_JUMP", "I_WALK I_WALK"])
     with tf.GradientTape() as tape:
         loss = masked_cross_entropy(target, model.compute_logits(source, target, training=True))
-    syntax = model.get_layer("syntax_embedding").embeddings
-    semantic = model.get_layer("semantic_embedding").embeddings
+    syntax = model.backbone.get_layer("syntax_embedding").embeddings
+    semantic = model.backbone.get_layer("semantic_embedding").embeddings
     syntax_gradient, semantic_gradient = tape.gradient(loss, [syntax, semantic])
     jump, walk = (int(ids_of(model, [word])[0, 1]) for word in ("jump", "walk"))
     syntax_gradient = tf.convert_to_tensor(syntax_gradient).numpy()
@@ -275,18 +276,18 @@ def test_syntax_word_noise_replaces_word_rows_only_in_training():
     model = make_model(syntax_word_noise=0.5, syntax_noise_stddev=3.0)
     source = ids_of(model, ["jump twice after walk left twice"] * 64)
     model.translate(["walk"])  # builds the weights
-    clean = model.syntax_embedding(source).numpy()
-    noisy = model._replace_with_noise(source, model.syntax_embedding(source)).numpy()
+    clean = model.backbone.syntax_embedding(source).numpy()
+    noisy = model.backbone.syntax_noise(clean, source, training=True).numpy()
     changed = np.any(noisy != clean, axis=-1)
     is_word = source.numpy() >= 4
     assert not np.any(changed[~is_word])  # <sos>, <eos>, padding keep their rows
     assert 0.4 < changed[is_word].mean() < 0.6
     assert 2.7 < noisy[changed].std() < 3.3
-    np.testing.assert_array_equal(model.shifted_syntax(source).numpy(),
-                                  model.shifted_syntax(source, training=False).numpy())
-    assert not np.array_equal(model.shifted_syntax(source, training=True).numpy(),
-                              model.shifted_syntax(source).numpy())
-    assert make_model().syntax_noise_seed is None  # no extra variable when disabled
+    np.testing.assert_array_equal(model.backbone.shifted_syntax(source).numpy(),
+                                  model.backbone.shifted_syntax(source, training=False).numpy())
+    assert not np.array_equal(model.backbone.shifted_syntax(source, training=True).numpy(),
+                              model.backbone.shifted_syntax(source).numpy())
+    assert make_model().backbone.syntax_noise is None  # no extra variable when disabled
 
 
 def test_a_one_word_command_does_not_read_its_words_syntactic_row():
@@ -296,7 +297,7 @@ def test_a_one_word_command_does_not_read_its_words_syntactic_row():
     source = ids_of(model, ["jump", "walk twice"])
     target = model.encode_actions(["I_JUMP", "I_WALK I_WALK"])
     before = model.compute_logits(source, target).numpy()
-    embedding = model.get_layer("syntax_embedding").embeddings
+    embedding = model.backbone.get_layer("syntax_embedding").embeddings
     table = embedding.numpy()
     jump, walk = (int(ids_of(model, [word])[0, 1]) for word in ("jump", "walk"))
     table[jump] = np.random.default_rng(0).normal(0.0, 5.0, table.shape[1])
@@ -316,8 +317,8 @@ def test_zero_boundary_semantics_read_nothing_at_sos_and_eos(flags):
         model.translate(["walk"])  # builds the weights
     zero.set_weights(learned.get_weights())
     is_boundary = np.isin(source.numpy(), [SOS_ID, EOS_ID])
-    learned_m = learned.semantic_embeddings(source).numpy()
-    zero_m = zero.semantic_embeddings(source).numpy()
+    learned_m = learned.backbone.semantic_embeddings(source).numpy()
+    zero_m = zero.backbone.semantic_embeddings(source).numpy()
     assert np.all(zero_m[is_boundary] == 0) and np.all(np.any(learned_m[is_boundary] != 0, -1))
     word = ~is_boundary & (source.numpy() != PAD_ID)
     np.testing.assert_array_equal(zero_m[word], learned_m[word])
@@ -328,7 +329,7 @@ def test_zero_boundary_semantics_read_nothing_at_sos_and_eos(flags):
     if flags:
         return  # a sequential semantic stream still reads the boundary tokens as context
     target = zero.encode_actions(["I_JUMP", "I_TURN_LEFT I_JUMP I_WALK I_WALK"])
-    semantic = zero.get_layer("semantic_embedding").embeddings
+    semantic = zero.backbone.get_layer("semantic_embedding").embeddings
     with tf.GradientTape() as tape:
         loss = masked_cross_entropy(target, zero.compute_logits(source, target, training=True))
     gradient = tf.convert_to_tensor(tape.gradient(loss, semantic)).numpy()
@@ -389,7 +390,7 @@ def test_syntax_embeddings_l2_walks_an_untrained_row_to_zero(tmp_path, l2):
     model = tiny_scan_model(syntax_embeddings_l2=l2, **NORMAL_EMBEDDINGS)
     split = encode_split(model, examples)
     model.translate(["walk"])  # builds the weights
-    embedding = model.get_layer("syntax_embedding").embeddings
+    embedding = model.backbone.get_layer("syntax_embedding").embeddings
     jump, walk = (int(ids_of(model, [word])[0, 1]) for word in ("jump", "walk"))
     before = embedding.numpy()
     assert len(model.losses) == (1 if l2 else 0)

@@ -23,10 +23,12 @@ class KeyValueMemory(keras.layers.Layer):
 
     Call arguments:
         queries: (batch, T, m).
-        keys: (batch, n, m).
-        values: (batch, n, d).
+        keys: (batch, n, m), or (n, m): one memory shared by every row of the batch
+            (an episode's support set read by each of its queries).
+        values: (batch, n, d), or (n, d) with shared keys.
         query_mask: optional (batch, T) booleans, True at real query steps.
-        memory_mask: optional (batch, n) booleans, True at real memory slots.
+        memory_mask: optional (batch, n) booleans, True at real memory slots ((n,)
+            with shared keys).
 
     Returns:
         (read values M (batch, T, d), attention weights A (batch, T, n)).
@@ -47,10 +49,17 @@ class KeyValueMemory(keras.layers.Layer):
                 and queries.shape[-1] != keys.shape[-1]:
             raise ValueError(f"queries and keys must have the same size m, got "
                              f"{queries.shape[-1]} and {keys.shape[-1]}")
+        shared = len(keys.shape) == 2
+        if shared != (len(values.shape) == 2):
+            raise ValueError(f"keys and values must both be shared (rank 2) or both batched "
+                             f"(rank 3), got ranks {len(keys.shape)} and {len(values.shape)}")
+        memory = "nm" if shared else "bnm"
         scale = ops.rsqrt(ops.cast(ops.shape(keys)[-1], queries.dtype))
-        scores = ops.einsum("btm,bnm->btn", queries, keys) * scale
+        scores = ops.einsum(f"btm,{memory}->btn", queries, keys) * scale
         if memory_mask is not None:
             memory_mask = ops.cast(memory_mask, "bool")
+            if shared:
+                memory_mask = memory_mask[None, :]
             scores = ops.where(memory_mask[:, None, :], scores,
                                ops.cast(MASKED_SCORE, scores.dtype))
         weights = ops.softmax(scores, axis=-1)
@@ -60,4 +69,4 @@ class KeyValueMemory(keras.layers.Layer):
                                          )[:, None, None]
         if query_mask is not None:
             weights = weights * ops.cast(query_mask, weights.dtype)[:, :, None]
-        return ops.einsum("btn,bnd->btd", weights, values), weights
+        return ops.einsum(f"btn,{memory.replace('m', 'd')}->btd", weights, values), weights

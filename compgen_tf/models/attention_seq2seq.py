@@ -3,37 +3,152 @@
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from compgen_tf.arguments import positive_int, rate
+from compgen_tf.models.backbone import Backbone
+from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
 from compgen_tf.models.seq2seq_model import Seq2SeqModel
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
 
-_NEG_INF = -1e9
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class LuongAttentionDecoder(RecurrentDecoder):
+    """An LSTM decoder with Luong dot-product attention over the encoder's outputs.
+
+    At step t the LSTM reads the previous output token's embedding, its new hidden state
+    h_t scores every encoder output e_j by h_t·e_j (padding masked), and the token is
+    predicted from tanh(W_c[h_t; context_t]).
+
+    Args:
+        vocabulary_size: output tokens, special tokens included.
+        embedding_dim: size of the output-token embeddings.
+        units: LSTM units (the width of the encoder outputs it attends over).
+        dropout: dropout rate on the token embeddings and on the attentional vector.
+        **kwargs: passed to `RecurrentDecoder`.
+
+    Call arguments: see `RecurrentDecoder`; `memory` is `(encoder_outputs (B, S, units),
+        source_mask (B, S), [h, c])`.
+
+    References:
+        Luong, Pham & Manning (2015), Effective approaches to attention-based NMT.
+    """
+
+    def __init__(self, vocabulary_size, embedding_dim, units, dropout=0.0, **kwargs):
+        super().__init__(vocabulary_size, **kwargs)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.units = positive_int("units", units)
+        self.dropout_rate = rate("dropout", dropout)
+        self.target_embedding = keras.layers.Embedding(vocabulary_size, self.embedding_dim,
+                                                       name="target_embedding")
+        self.cell = keras.layers.LSTMCell(self.units, name="decoder_cell")
+        self.attention_combine = keras.layers.Dense(self.units, activation="tanh",
+                                                    name="attention_combine")
+        self.output_projection = keras.layers.Dense(vocabulary_size, name="output_projection")
+        self.dropout = keras.layers.Dropout(self.dropout_rate, name="decoder_dropout")
+
+    def build_sublayers(self, memory_shapes):
+        self.target_embedding.build((None,))
+        self.cell.build((None, self.embedding_dim))
+        self.attention_combine.build((None, self.units + memory_shapes[0][-1]))
+        self.output_projection.build((None, self.units))
+
+    def initial_state(self, memory):
+        return list(memory[2])
+
+    def step(self, previous_ids, state, memory, constants, training=False):
+        encoder_outputs, mask, _ = memory
+        embedded = self.dropout(self.target_embedding(previous_ids), training=training)
+        hidden, state = self.cell(embedded, state, training=training)
+        scores = ops.einsum("bd,bsd->bs", hidden, encoder_outputs)
+        weights = ops.softmax(ops.where(mask, scores, BLOCKED_LOGIT), axis=-1)
+        context = ops.einsum("bs,bsd->bd", weights, encoder_outputs)
+        attentional = self.attention_combine(ops.concatenate([hidden, context], -1))
+        logits = self.output_projection(self.dropout(attentional, training=training))
+        return self.block_special_logits(logits), list(state), weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"embedding_dim": self.embedding_dim, "units": self.units,
+                       "dropout": self.dropout_rate})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class AttentionSeq2SeqBackbone(Backbone):
+    """The baseline's network: embedding → bidirectional LSTM → `LuongAttentionDecoder`.
+
+    The decoder (width 2·`hidden_units`) starts from the concatenated final states of the
+    two encoder directions.
+
+    Args:
+        source_vocabulary_size, target_vocabulary_size: token counts, special tokens included.
+        embedding_dim: size of the token embeddings.
+        hidden_units: LSTM units of each encoder direction.
+        dropout: dropout rate on embeddings and on the attentional vector.
+        **kwargs: passed to `keras.Model` (`name`, `trainable`).
+
+    Example:
+        >>> backbone = AttentionSeq2SeqBackbone(8, 10, embedding_dim=4, hidden_units=4)
+        >>> logits = backbone({"source_ids": np.ones((2, 5), "int32"),
+        ...                    "target_ids": np.ones((2, 3), "int32")})  # (2, 3, 10)
+    """
+
+    def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=64,
+                 hidden_units=64, dropout=0.1, **kwargs):
+        self.source_vocabulary_size = positive_int("source_vocabulary_size",
+                                                   source_vocabulary_size)
+        self.target_vocabulary_size = positive_int("target_vocabulary_size",
+                                                   target_vocabulary_size)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.hidden_units = positive_int("hidden_units", hidden_units)
+        self.dropout_rate = rate("dropout", dropout)
+        # === Layers ===
+        self.source_embedding = keras.layers.Embedding(
+            self.source_vocabulary_size, self.embedding_dim, name="source_embedding")
+        self.source_dropout = keras.layers.Dropout(self.dropout_rate, name="source_dropout")
+        self.encoder = keras.layers.Bidirectional(
+            keras.layers.LSTM(self.hidden_units, return_sequences=True, return_state=True),
+            name="encoder")
+        self.decoder = LuongAttentionDecoder(
+            self.target_vocabulary_size, self.embedding_dim, 2 * self.hidden_units,
+            dropout=self.dropout_rate, name="decoder")
+        # === Functional model ===
+        self.finish(*self.inputs_spec(), **kwargs)
+
+    def encode(self, source_ids, training=False):
+        """`(encoder_outputs (B, S, 2H), source_mask (B, S), [h, c])`: the decoder's memory."""
+        mask = self.source_mask(source_ids)
+        embedded = self.source_dropout(self.source_embedding(source_ids), training=training)
+        outputs, fw_h, fw_c, bw_h, bw_c = self.encoder(embedded, mask=mask, training=training)
+        return outputs, mask, [ops.concatenate([fw_h, bw_h], -1),
+                               ops.concatenate([fw_c, bw_c], -1)]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"source_vocabulary_size": self.source_vocabulary_size,
+                       "target_vocabulary_size": self.target_vocabulary_size,
+                       "embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
+                       "dropout": self.dropout_rate})
+        return config
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
 class AttentionSeq2Seq(Seq2SeqModel):
-    """LSTM sequence-to-sequence model with Luong dot-product attention.
+    """The LSTM sequence-to-sequence baseline with Luong dot-product attention, text in, text out.
 
-    Encoder: embedding → bidirectional LSTM (`hidden_units` per direction);
-    decoder: LSTM of width 2·`hidden_units` started from the concatenated final
-    encoder states. At step t the decoder reads the previous output token,
-    attends over the encoder outputs with scores h_t·e_j (masked at padding),
-    and predicts from tanh(W_c[h_t; context_t]). During training each sequence
-    is teacher-forced with probability `teacher_forcing_ratio`, otherwise it is
-    fed its own argmax predictions.
+    The network is `AttentionSeq2SeqBackbone` (`self.backbone`): a bidirectional LSTM
+    encoder (`hidden_units` per direction) and an LSTM decoder of width 2·`hidden_units`
+    with dot-product attention. During training each sequence is teacher-forced with
+    probability `teacher_forcing_ratio` (a training setting), otherwise it is fed its own
+    argmax predictions.
 
     Args:
-        source_words, target_words, max_input_length, max_output_length: see
-            `Seq2SeqModel`.
+        source_words, target_words, max_input_length, max_output_length,
+            command_grammar: see `Seq2SeqModel`.
         embedding_dim: size of the token embeddings.
         hidden_units: LSTM units of each encoder direction.
         dropout: dropout rate on embeddings and on the attentional vector.
         **kwargs: passed to `Seq2SeqModel`.
-
-    Call arguments (`call((source_ids, target_ids), training)`): teacher-forced
-        logits (batch, target_length, target_vocabulary_size).
 
     Example:
         >>> model = AttentionSeq2Seq(["jump", "twice"], ["I_JUMP"], hidden_units=8)
@@ -48,103 +163,13 @@ class AttentionSeq2Seq(Seq2SeqModel):
     def __init__(self, source_words, target_words, embedding_dim=64, hidden_units=64, dropout=0.1,
                  **kwargs):
         super().__init__(source_words, target_words, **kwargs)
-        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
-        self.hidden_units = positive_int("hidden_units", hidden_units)
-        self.dropout_rate = rate("dropout", dropout)
-        self.source_embedding = keras.layers.Embedding(
-            self.source_vocabulary_size, self.embedding_dim, name="source_embedding")
-        self.encoder = keras.layers.Bidirectional(
-            keras.layers.LSTM(self.hidden_units, return_sequences=True, return_state=True),
-            name="encoder")
-        self.target_embedding = keras.layers.Embedding(
-            self.target_vocabulary_size, self.embedding_dim, name="target_embedding")
-        self.decoder_cell = keras.layers.LSTMCell(2 * self.hidden_units, name="decoder_cell")
-        self.attention_combine = keras.layers.Dense(2 * self.hidden_units, activation="tanh",
-                                                    name="attention_combine")
-        self.output_projection = keras.layers.Dense(self.target_vocabulary_size,
-                                                    name="output_projection")
-        self.dropout = keras.layers.Dropout(self.dropout_rate)
-
-    def encode(self, source_ids, training=False):
-        """Returns encoder outputs (B, S, 2H), their mask (B, S) and the decoder's first state."""
-        mask = tf.not_equal(source_ids, PAD_ID)
-        embedded = self.dropout(self.source_embedding(source_ids), training=training)
-        outputs, fw_h, fw_c, bw_h, bw_c = self.encoder(embedded, mask=mask, training=training)
-        state = [tf.concat([fw_h, bw_h], -1), tf.concat([fw_c, bw_c], -1)]
-        return outputs, mask, state
-
-    def decoder_constants(self):
-        """Tensors that every decoding step uses and none changes, computed once per sequence
-        (before the decoding loop) and passed to `decoder_step`; none here."""
-        return ()
-
-    def decoder_step(self, previous_ids, state, encoder_outputs, mask, training=False,
-                     constants=()):
-        """One decoding step → (logits (B, V), new state, attention weights (B, S))."""
-        embedded = self.dropout(self.target_embedding(previous_ids), training=training)
-        hidden, state = self.decoder_cell(embedded, state, training=training)
-        scores = tf.einsum("bd,bsd->bs", hidden, encoder_outputs)
-        weights = tf.nn.softmax(tf.where(mask, scores, _NEG_INF), axis=-1)
-        context = tf.einsum("bs,bsd->bd", weights, encoder_outputs)
-        attentional = self.attention_combine(tf.concat([hidden, context], -1))
-        logits = self.mask_special_logits(
-            self.output_projection(self.dropout(attentional, training=training)))
-        return logits, state, weights
-
-    def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
-                       seed=None):
-        encoder_outputs, mask, state = self.encode(source_ids, training=training)
-        constants = self.decoder_constants()
-        batch = tf.shape(target_ids)[0]
-        steps = tf.shape(target_ids)[1]
-        if seed is None:
-            teacher_forced = tf.fill([batch], True)
-        else:
-            teacher_forced = tf.random.stateless_uniform([batch], seed) < teacher_forcing_ratio
-        target_by_time = tf.transpose(target_ids)
-
-        def body(t, previous, state, logits_array):
-            logits, state, _ = self.decoder_step(previous, state, encoder_outputs, mask, training,
-                                                 constants)
-            predicted = tf.argmax(logits, axis=-1, output_type=tf.int32)
-            following = tf.where(teacher_forced, target_by_time[t], predicted)
-            return t + 1, following, state, logits_array.write(t, logits)
-
-        _, _, _, logits_array = tf.while_loop(
-            lambda t, *_: t < steps, body,
-            (0, tf.fill([batch], SOS_ID), state,
-             tf.TensorArray(self.compute_dtype, size=steps)),
-            maximum_iterations=steps)  # XLA needs a bound for the TensorArray
-        return tf.transpose(logits_array.stack(), [1, 0, 2])
-
-    def greedy_decode_with_attention(self, source_ids, max_length=None):
-        max_length = max_length or self.max_output_length
-        encoder_outputs, mask, state = self.encode(source_ids)
-        constants = self.decoder_constants()
-        batch = tf.shape(source_ids)[0]
-        positions = tf.range(max_length)
-
-        def body(t, previous, state, finished, output_ids, attention):
-            logits, state, weights = self.decoder_step(previous, state, encoder_outputs, mask,
-                                                       constants=constants)
-            token = tf.argmax(logits, axis=-1, output_type=tf.int32)
-            token = tf.where(finished, PAD_ID, token)
-            at_t = tf.equal(positions, t)[None, :]
-            output_ids = tf.where(at_t, token[:, None], output_ids)
-            attention = tf.where(at_t[:, :, None], weights[:, None, :], attention)
-            return t + 1, token, state, finished | tf.equal(token, EOS_ID), output_ids, attention
-
-        def not_done(t, previous, state, finished, *_):
-            return (t < max_length) & tf.logical_not(tf.reduce_all(finished))
-
-        initial = (0, tf.fill([batch], SOS_ID), state, tf.fill([batch], False),
-                   tf.fill([batch, max_length], PAD_ID),
-                   tf.zeros([batch, max_length, tf.shape(source_ids)[1]], self.compute_dtype))
-        _, _, _, _, output_ids, attention = tf.while_loop(not_done, body, initial)
-        return output_ids, attention
+        self.backbone = AttentionSeq2SeqBackbone(
+            self.source_vocabulary_size, self.target_vocabulary_size, embedding_dim=embedding_dim,
+            hidden_units=hidden_units, dropout=dropout, name="backbone")
 
     def get_config(self):
         config = super().get_config()
-        config.update({"embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
-                       "dropout": self.dropout_rate})
+        config.update({"embedding_dim": self.backbone.embedding_dim,
+                       "hidden_units": self.backbone.hidden_units,
+                       "dropout": self.backbone.dropout_rate})
         return config

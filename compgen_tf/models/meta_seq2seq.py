@@ -5,13 +5,255 @@ from __future__ import annotations
 import keras
 import numpy as np
 import tensorflow as tf
+from keras import ops
 
 from compgen_tf.arguments import positive_int, rate
 from compgen_tf.layers.key_value_memory import KeyValueMemory
+from compgen_tf.models.backbone import Backbone
+from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
 from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK
 
-_NEG_INF = -1e9
+# N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
+# uniform(-0.05, 0.05) the keys start nearly equal and meta-training stays on the plateau
+# where the memory is ignored.
+_EMBEDDINGS_INITIALIZER = {"class_name": "RandomNormal", "config": {"mean": 0.0, "stddev": 1.0}}
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class MetaDecoder(RecurrentDecoder):
+    """Meta seq2seq's decoder: stacked LSTMs, then Luong attention over the query's context.
+
+    The LSTMs' hidden states start at C_T (the query's last context), their cell states at
+    zero; the attention is computed after the recurrence (it does not feed back), so the
+    teacher-forced pass runs the LSTMs over whole sequences. Output: tanh(W_c2 [g_j; u_j])
+    with u_j the attention over C, or g_j alone without decoder attention.
+
+    Args:
+        vocabulary_size: output tokens, special tokens included.
+        embedding_dim: size of the output-token embeddings.
+        units: LSTM units (the width of the context).
+        num_layers: stacked LSTM layers.
+        dropout: dropout on the embeddings and between LSTM layers.
+        decoder_attention: False: predict from the LSTM output alone.
+        scaled_decoder_attention: divide the attention scores by √units.
+        **kwargs: passed to `RecurrentDecoder`.
+
+    Call arguments: see `RecurrentDecoder` (no `teacher_forced`: meta seq2seq is always
+        teacher-forced); `memory` is `(context (B, T, units), context_mask (B, T),
+        last_context (B, units))`.
+    """
+
+    def __init__(self, vocabulary_size, embedding_dim, units, num_layers=2, dropout=0.0,
+                 decoder_attention=True, scaled_decoder_attention=False, **kwargs):
+        super().__init__(vocabulary_size, **kwargs)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.units = positive_int("units", units)
+        self.num_layers = positive_int("num_layers", num_layers)
+        self.dropout_rate = rate("dropout", dropout)
+        self.decoder_attention = bool(decoder_attention)
+        self.scaled_decoder_attention = bool(scaled_decoder_attention)
+        self.decoder_embedding = keras.layers.Embedding(
+            vocabulary_size, self.embedding_dim,
+            embeddings_initializer=keras.initializers.get(_EMBEDDINGS_INITIALIZER),
+            name="decoder_embedding")
+        self.recurrent_layers = [keras.layers.LSTM(self.units, return_sequences=True,
+                                                   name=f"decoder_{i}")
+                                 for i in range(self.num_layers)]
+        self.attentional_layer = keras.layers.Dense(self.units, activation="tanh",
+                                                    name="attentional")
+        self.output_layer = keras.layers.Dense(vocabulary_size, name="output")
+        self.dropout = keras.layers.Dropout(self.dropout_rate, name="decoder_dropout")
+
+    def build_sublayers(self, memory_shapes):
+        self.decoder_embedding.build((None, None))
+        for i, layer in enumerate(self.recurrent_layers):
+            layer.build((None, None, self.units if i else self.embedding_dim))
+        if self.decoder_attention:
+            self.attentional_layer.build((None, 2 * self.units))
+        self.output_layer.build((None, self.units))
+
+    def initial_state(self, memory):
+        last_context = memory[2]
+        zeros = ops.zeros_like(last_context)
+        return [[last_context, zeros] for _ in range(self.num_layers)]
+
+    def attention_length(self, memory):
+        return ops.shape(memory[0])[1]
+
+    def predict_tokens(self, outputs, memory):
+        """(logits (B, J, V), attention (B, J, T)) from LSTM outputs (B, J, units)."""
+        context, mask, last_context = memory
+        if not self.decoder_attention:
+            return self.block_special_logits(self.output_layer(outputs)), None
+        scores = ops.einsum("bjm,btm->bjt", outputs, context)
+        if self.scaled_decoder_attention:
+            scores = scores * ops.rsqrt(ops.cast(ops.shape(context)[-1], scores.dtype))
+        scores = ops.where(mask[:, None, :], scores, ops.cast(BLOCKED_LOGIT, scores.dtype))
+        attention = ops.softmax(scores, axis=-1)
+        attended = ops.einsum("bjt,btm->bjm", attention, context)
+        hidden = self.attentional_layer(ops.concatenate([outputs, attended], axis=-1))
+        return self.block_special_logits(self.output_layer(hidden)), attention
+
+    def call(self, target_ids, memory, training=None, teacher_forced=None):
+        if teacher_forced is not None:
+            raise ValueError("meta seq2seq is always teacher-forced during training")
+        previous = ops.concatenate([ops.full((ops.shape(target_ids)[0], 1), SOS_ID, "int32"),
+                                    ops.cast(target_ids[:, :-1], "int32")], axis=1)
+        x = self.dropout(self.decoder_embedding(previous), training=training)
+        for i, (layer, state) in enumerate(zip(self.recurrent_layers,
+                                               self.initial_state(memory))):
+            if i:
+                x = self.dropout(x, training=training)
+            x = layer(x, initial_state=state, training=training)
+        return self.predict_tokens(x, memory)[0]
+
+    def step(self, previous_ids, state, memory, constants, training=False):
+        x = self.decoder_embedding(previous_ids)
+        new_state = []
+        for layer, layer_state in zip(self.recurrent_layers, state):
+            x, layer_state = layer.cell(x, layer_state, training=False)
+            new_state.append(list(layer_state))
+        logits, attention = self.predict_tokens(x[:, None, :], memory)
+        return logits[:, 0], new_state, None if attention is None else attention[:, 0]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"embedding_dim": self.embedding_dim, "units": self.units,
+                       "num_layers": self.num_layers, "dropout": self.dropout_rate,
+                       "decoder_attention": self.decoder_attention,
+                       "scaled_decoder_attention": self.scaled_decoder_attention})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class MetaSeq2SeqBackbone(Backbone):
+    """Meta seq2seq's network, from an episode's ids to the queries' teacher-forced logits.
+
+    Inputs (a dict): `support_command_ids` (support, length), `support_action_ids`
+    (support, length), `source_ids` (queries, length: the query commands) and
+    `target_ids` (queries, length). Every query of a call shares the one support set.
+    The architecture and the arguments are described in `MetaSeq2Seq`.
+
+    Args:
+        source_vocabulary_size, target_vocabulary_size: token counts, special tokens
+            included.
+        embedding_dim, hidden_units, num_layers, dropout, decoder_attention,
+            scaled_decoder_attention, memory: see `MetaSeq2Seq`.
+        **kwargs: passed to `keras.Model` (`name`, `trainable`).
+    """
+
+    def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=200,
+                 hidden_units=200, num_layers=2, dropout=0.5, decoder_attention=True,
+                 scaled_decoder_attention=False, memory=True, **kwargs):
+        self.source_vocabulary_size = positive_int("source_vocabulary_size",
+                                                   source_vocabulary_size)
+        self.target_vocabulary_size = positive_int("target_vocabulary_size",
+                                                   target_vocabulary_size)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.hidden_units = positive_int("hidden_units", hidden_units)
+        self.num_layers = positive_int("num_layers", num_layers)
+        self.dropout_rate = rate("dropout", dropout)
+        self.decoder_attention = bool(decoder_attention)
+        self.scaled_decoder_attention = bool(scaled_decoder_attention)
+        self.use_memory = bool(memory)
+        normal = keras.initializers.get(_EMBEDDINGS_INITIALIZER)
+        # === Layers ===
+        self.input_embedding = keras.layers.Embedding(
+            self.source_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
+            name="input_embedding")
+        self.output_embedding = keras.layers.Embedding(
+            self.target_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
+            name="output_embedding")
+        self.input_encoder = [self._bilstm(f"input_encoder_{i}") for i in range(self.num_layers)]
+        self.output_encoder = [self._bilstm(f"output_encoder_{i}")
+                               for i in range(self.num_layers)]
+        self.memory = KeyValueMemory(name="memory")
+        self.context_layer = keras.layers.Dense(self.hidden_units, activation="tanh",
+                                                name="context")
+        self.encoder_dropout = keras.layers.Dropout(self.dropout_rate, name="encoder_dropout")
+        self.decoder = MetaDecoder(
+            self.target_vocabulary_size, self.embedding_dim, self.hidden_units,
+            num_layers=self.num_layers, dropout=self.dropout_rate,
+            decoder_attention=self.decoder_attention,
+            scaled_decoder_attention=self.scaled_decoder_attention, name="decoder")
+        # === Functional model ===
+        inputs = {name: keras.Input((None,), dtype="int32", name=name)
+                  for name in ("support_command_ids", "support_action_ids", "source_ids",
+                               "target_ids")}
+        memory = self.encode(inputs["support_command_ids"], inputs["support_action_ids"],
+                             inputs["source_ids"])
+        self.make_functional(inputs, self.decoder(inputs["target_ids"], memory), **kwargs)
+
+    def _bilstm(self, name):
+        # Two LSTMs rather than `keras.layers.Bidirectional`: loading a model with several
+        # Bidirectional layers can fail in Keras 3.15 (its object-sharing scope matches the
+        # id of a garbage-collected prototype LSTM and returns two backward layers).
+        return [keras.layers.LSTM(self.hidden_units, return_sequences=True, return_state=True,
+                                  zero_output_for_mask=True, go_backwards=backwards,
+                                  name=f"{name}_{'backward' if backwards else 'forward'}")
+                for backwards in (False, True)]
+
+    def _encode(self, embedding, layers, ids, training):
+        """(step outputs (B, T, m), final state (B, m), mask (B, T))."""
+        mask = self.source_mask(ids)
+        x = self.encoder_dropout(embedding(ids), training=training)
+        final = None
+        for i, (forward, backward) in enumerate(layers):
+            if i:
+                x = self.encoder_dropout(x, training=training)
+            forward_x, forward_h, _ = forward(x, mask=mask, training=training)
+            backward_x, backward_h, _ = backward(x, mask=mask, training=training)
+            # The backward LSTM returns its outputs last step first.
+            x = forward_x + ops.flip(backward_x, axis=1)
+            final = forward_h + backward_h
+        return x, final, mask
+
+    def encode(self, support_command_ids, support_action_ids, query_ids, training=False,
+               return_memory_attention=False):
+        """The decoder's memory: `(context C (queries, T, m), its mask (queries, T),
+        C_T (queries, m))`, and with `return_memory_attention` also the memory attention
+        (queries, T, support).
+
+        Without decoder attention the decoder reads C_T alone: C is then C_T
+        (queries, 1, m) with an all-true mask. Without the memory, C is the query's
+        encoder outputs and the memory attention is zero.
+        """
+        steps, final, mask = self._encode(self.input_embedding, self.input_encoder, query_ids,
+                                          training)
+        if self.use_memory:
+            _, keys, _ = self._encode(self.input_embedding, self.input_encoder,
+                                      support_command_ids, training)
+            _, values, _ = self._encode(self.output_embedding, self.output_encoder,
+                                        support_action_ids, training)
+            read, memory_attention = self.memory(steps, keys, values, query_mask=mask)
+            context = self.context_layer(ops.concatenate([steps, read], axis=-1))
+            context = context * ops.cast(mask, context.dtype)[:, :, None]
+            last = ops.maximum(ops.sum(ops.cast(mask, "int32"), axis=1) - 1, 0)
+            last_context = ops.take_along_axis(context, last[:, None, None], axis=1)[:, 0]
+        else:
+            context, last_context = steps, final
+            memory_attention = None
+        if not self.decoder_attention:
+            context = last_context[:, None, :]
+            mask = ops.ones_like(mask[:, :1])
+        if not return_memory_attention:
+            return context, mask, last_context
+        if memory_attention is None:
+            memory_attention = ops.zeros((ops.shape(query_ids)[0], ops.shape(query_ids)[1],
+                                          ops.shape(support_command_ids)[0]), steps.dtype)
+        return (context, mask, last_context), memory_attention
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"source_vocabulary_size": self.source_vocabulary_size,
+                       "target_vocabulary_size": self.target_vocabulary_size,
+                       "embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
+                       "num_layers": self.num_layers, "dropout": self.dropout_rate,
+                       "decoder_attention": self.decoder_attention,
+                       "scaled_decoder_attention": self.scaled_decoder_attention,
+                       "memory": self.use_memory})
+        return config
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -72,187 +314,67 @@ class MetaSeq2Seq(Seq2SeqModel):
         kwargs.setdefault("max_input_length", 32)
         kwargs.setdefault("max_output_length", 64)
         super().__init__(source_words, target_words, **kwargs)
-        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
-        self.hidden_units = positive_int("hidden_units", hidden_units)
-        self.num_layers = positive_int("num_layers", num_layers)
-        self.dropout_rate = rate("dropout", dropout)
         self.support_loss = bool(support_loss)
-        self.decoder_attention = bool(decoder_attention)
-        self.scaled_decoder_attention = bool(scaled_decoder_attention)
-        self.use_memory = bool(memory)
-        units = self.hidden_units
-        # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
-        # uniform(-0.05, 0.05) the keys start nearly equal and meta-training stays on the plateau
-        # where the memory is ignored.
-        normal = keras.initializers.RandomNormal(0.0, 1.0)
+        self.backbone = MetaSeq2SeqBackbone(
+            self.source_vocabulary_size, self.target_vocabulary_size,
+            embedding_dim=embedding_dim, hidden_units=hidden_units, num_layers=num_layers,
+            dropout=dropout, decoder_attention=decoder_attention,
+            scaled_decoder_attention=scaled_decoder_attention, memory=memory, name="backbone")
         self.target_lookup = keras.layers.StringLookup(
             vocabulary=[SOS, EOS] + self.target_vocabulary.words, mask_token=PAD,
             oov_token=UNK, output_mode="int", name="target_lookup")
-        self.input_embedding = keras.layers.Embedding(
-            self.source_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
-            name="input_embedding")
-        self.output_embedding = keras.layers.Embedding(
-            self.target_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
-            name="output_embedding")
-        self.decoder_embedding = keras.layers.Embedding(
-            self.target_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
-            name="decoder_embedding")
-        self.input_encoder = [self._bilstm(f"input_encoder_{i}") for i in range(self.num_layers)]
-        self.output_encoder = [self._bilstm(f"output_encoder_{i}")
-                               for i in range(self.num_layers)]
-        self.memory = KeyValueMemory(name="memory")
-        self.context_layer = keras.layers.Dense(units, activation="tanh", name="context")
-        self.decoder = [keras.layers.LSTM(units, return_sequences=True, name=f"decoder_{i}")
-                        for i in range(self.num_layers)]
-        self.attentional_layer = keras.layers.Dense(units, activation="tanh", name="attentional")
-        self.output_layer = keras.layers.Dense(self.target_vocabulary_size, name="output")
-        self.dropout_layer = keras.layers.Dropout(self.dropout_rate, name="dropout")
+        self.target_lookup(tf.constant([EOS]))  # an export tracks lookups that have run
 
-    def _bilstm(self, name):
-        # Two LSTMs rather than `keras.layers.Bidirectional`: loading a model with several
-        # Bidirectional layers can fail in Keras 3.15 (its object-sharing scope matches the
-        # id of a garbage-collected prototype LSTM and returns two backward layers).
-        return [keras.layers.LSTM(self.hidden_units, return_sequences=True, return_state=True,
-                                  zero_output_for_mask=True, go_backwards=backwards,
-                                  name=f"{name}_{'backward' if backwards else 'forward'}")
-                for backwards in (False, True)]
+    # The backbone's settings, read by the trainer, the export and the tests.
+    decoder_attention = property(lambda self: self.backbone.decoder_attention)
+    scaled_decoder_attention = property(lambda self: self.backbone.scaled_decoder_attention)
+    use_memory = property(lambda self: self.backbone.use_memory)
+    dropout_rate = property(lambda self: self.backbone.dropout_rate)
 
     # ----------------------------------------------------------------- network
-    def _encode(self, embedding, layers, ids, training):
-        """(step outputs (B, T, m), final state (B, m), mask (B, T))."""
-        mask = tf.not_equal(ids, PAD_ID)
-        x = self.dropout_layer(embedding(ids), training=training)
-        final = None
-        for i, (forward, backward) in enumerate(layers):
-            if i:
-                x = self.dropout_layer(x, training=training)
-            forward_x, forward_h, _ = forward(x, mask=mask, training=training)
-            backward_x, backward_h, _ = backward(x, mask=mask, training=training)
-            # The backward LSTM returns its outputs last step first.
-            x = forward_x + tf.reverse(backward_x, axis=[1])
-            final = forward_h + backward_h
-        return x, final, mask
-
     def encode_episode(self, support_command_ids, support_action_ids, query_ids, training=False):
-        """The stepwise context of the queries.
-
-        Returns:
-            context C (queries, T, m), its mask (queries, T), C_T (queries, m), and
-            the memory attention (queries, T, support).
-        """
-        if not self.use_memory:
-            steps, final, mask = self._encode(self.input_embedding, self.input_encoder,
-                                              query_ids, training)
-            shape = tf.stack([tf.shape(query_ids)[0], tf.shape(query_ids)[1],
-                              tf.shape(support_command_ids)[0]])
-            return steps, mask, final, tf.zeros(shape, steps.dtype)
-        _, keys, _ = self._encode(self.input_embedding, self.input_encoder, support_command_ids,
-                                  training)
-        _, values, _ = self._encode(self.output_embedding, self.output_encoder,
-                                    support_action_ids, training)
-        steps, _, mask = self._encode(self.input_embedding, self.input_encoder, query_ids,
-                                      training)
-        queries = tf.shape(query_ids)[0]
-        keys = tf.tile(keys[None], [queries, 1, 1])
-        values = tf.tile(values[None], [queries, 1, 1])
-        steps = tf.identity(steps)  # drops the Keras mask: the memory takes it explicitly
-        read, memory_attention = self.memory(steps, keys, values, query_mask=mask)
-        context = self.context_layer(tf.concat([steps, read], axis=-1))
-        context *= tf.cast(mask, context.dtype)[:, :, None]
-        last = tf.maximum(tf.reduce_sum(tf.cast(mask, tf.int32), axis=1) - 1, 0)
-        last_context = tf.gather(context, last, batch_dims=1)
-        return context, mask, last_context, memory_attention
-
-    def _initial_states(self, last_context):
-        zeros = tf.zeros_like(last_context)
-        return [[last_context, zeros] for _ in range(self.num_layers)]
-
-    def _predict(self, decoder_outputs, context, mask):
-        """Logits (and decoder attention) from decoder outputs (B, J, m)."""
-        if not self.decoder_attention:
-            batch, steps = tf.shape(decoder_outputs)[0], tf.shape(decoder_outputs)[1]
-            return (self.mask_special_logits(self.output_layer(decoder_outputs)),
-                    tf.zeros([batch, steps, tf.shape(context)[1]], decoder_outputs.dtype))
-        scores = tf.einsum("bjm,btm->bjt", decoder_outputs, context)
-        if self.scaled_decoder_attention:
-            scores *= tf.math.rsqrt(tf.cast(tf.shape(context)[-1], scores.dtype))
-        scores = tf.where(mask[:, None, :], scores, _NEG_INF)
-        attention = tf.nn.softmax(scores, axis=-1)
-        attended = tf.einsum("bjt,btm->bjm", attention, context)
-        hidden = self.attentional_layer(tf.concat([decoder_outputs, attended], axis=-1))
-        return self.mask_special_logits(self.output_layer(hidden)), attention
+        """(context (queries, T, m), its mask, C_T (queries, m), memory attention
+        (queries, T, support)); see `MetaSeq2SeqBackbone.encode`."""
+        memory, memory_attention = self.backbone.encode(
+            support_command_ids, support_action_ids, query_ids, training=training,
+            return_memory_attention=True)
+        return (*memory, memory_attention)
 
     def compute_episode_logits(self, support_command_ids, support_action_ids, query_ids,
                                target_ids, training=False):
         """Teacher-forced logits (queries, target_length, target_vocabulary_size)."""
-        context, mask, last_context, _ = self.encode_episode(
-            support_command_ids, support_action_ids, query_ids, training)
-        if not self.decoder_attention:
-            context, mask = last_context[:, None, :], tf.ones_like(mask[:, :1])
-        previous = tf.concat([tf.fill([tf.shape(target_ids)[0], 1], SOS_ID),
-                              target_ids[:, :-1]], axis=1)
-        x = self.dropout_layer(self.decoder_embedding(previous), training=training)
-        for i, (layer, state) in enumerate(zip(self.decoder, self._initial_states(last_context))):
-            if i:
-                x = self.dropout_layer(x, training=training)
-            x = layer(x, initial_state=state, training=training)
-        return self._predict(x, context, mask)[0]
+        return self.backbone({"support_command_ids": support_command_ids,
+                              "support_action_ids": support_action_ids,
+                              "source_ids": query_ids, "target_ids": target_ids},
+                             training=training)
 
     def greedy_decode_episode(self, support_command_ids, support_action_ids, query_ids,
                               max_length=None):
-        """Greedy decoding of the queries of one episode.
+        """Greedy decoding of the queries of one episode, through the library's one sampler.
 
         Returns:
             ids (queries, max_length) with `<pad>` after each `<eos>`, the decoder
-            attention (queries, max_length, T) and the memory attention
-            (queries, T, support).
+            attention (queries, max_length, T; zero without decoder attention) and the
+            memory attention (queries, T, support).
         """
-        max_length = int(max_length or self.max_output_length)
-        context, mask, last_context, memory_attention = self.encode_episode(
-            support_command_ids, support_action_ids, query_ids, training=False)
-        attend_context, attend_mask = context, mask
+        ids = [tf.convert_to_tensor(x, tf.int32)
+               for x in (support_command_ids, support_action_ids, query_ids)]
+        memory, memory_attention = self.backbone.encode(*ids, return_memory_attention=True)
+        output_ids, attention = self.backbone.decoder.greedy(
+            memory, int(max_length or self.max_output_length))
         if not self.decoder_attention:
-            attend_context, attend_mask = last_context[:, None, :], tf.ones_like(mask[:, :1])
-        batch = tf.shape(query_ids)[0]
-        states = self._initial_states(last_context)
-        tokens = tf.fill([batch], SOS_ID)
-        done = tf.zeros([batch], tf.bool)
-        out_ids = tf.TensorArray(tf.int32, size=max_length)
-        out_attention = tf.TensorArray(context.dtype, size=max_length)
+            # The decoder then attends over nothing; report zeros of the query's length.
+            attention = tf.zeros([tf.shape(ids[2])[0], tf.shape(output_ids)[1],
+                                  tf.shape(ids[2])[1]], attention.dtype)
+        return output_ids, attention, memory_attention
 
-        def step(j, tokens, done, states, out_ids, out_attention):
-            x = self.decoder_embedding(tokens)
-            new_states = []
-            for layer, state in zip(self.decoder, states):
-                x, state = layer.cell(x, state, training=False)
-                new_states.append(list(state))
-            logits, attention = self._predict(x[:, None, :], attend_context, attend_mask)
-            predicted = tf.cast(tf.argmax(logits[:, 0], axis=-1), tf.int32)
-            predicted = tf.where(done, PAD_ID, predicted)
-            attention = attention[:, 0] * tf.cast(~done, attention.dtype)[:, None]
-            return (j + 1, predicted, done | tf.equal(predicted, EOS_ID), new_states,
-                    out_ids.write(j, predicted), out_attention.write(j, attention))
-
-        _, _, _, _, out_ids, out_attention = tf.while_loop(
-            lambda j, *_: j < max_length, step,
-            (tf.constant(0), tokens, done, states, out_ids, out_attention))
-        ids = tf.transpose(out_ids.stack(), [1, 0])
-        attention = tf.transpose(out_attention.stack(), [1, 0, 2])
-        if not self.decoder_attention:
-            attention = tf.zeros([batch, max_length, tf.shape(context)[1]], attention.dtype)
-        return ids, attention, memory_attention
+    def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
+                       seed=None):
+        raise TypeError("MetaSeq2Seq reads an episode: use compute_episode_logits(support "
+                        "command ids, support action ids, query ids, target ids)")
 
     def call(self, inputs, training=False):
         return self.compute_episode_logits(*inputs, training=training)
-
-    def build(self, input_shape=None):
-        if self.built:
-            return
-        ids = tf.fill([1, 2], EOS_ID)
-        self.compute_episode_logits(ids, ids, ids, ids, training=False)
-        self.greedy_decode_episode(ids, ids, ids, max_length=1)
-        self.target_lookup(tf.constant([EOS]))
-        keras.Model.build(self, input_shape)
 
     # -------------------------------------------------------------- text <-> ids
     def encode_support_actions(self, actions):
@@ -309,9 +431,11 @@ class MetaSeq2Seq(Seq2SeqModel):
     def _decode_graph(self, support_ids, action_ids, query_ids):
         return self.greedy_decode_episode(support_ids, action_ids, query_ids)[0]
 
-    def translate(self, commands, batch_size=256):
-        raise TypeError("MetaSeq2Seq translates queries in the context of a support set: use "
-                        "translate_episode(support_commands, support_actions, query_commands)")
+    def translate(self, commands, support_commands, support_actions, batch_size=512):
+        """Greedy translations of `commands` in the context of the support pairs
+        (`translate_episode` with the queries first)."""
+        return self.translate_episode(support_commands, support_actions, commands,
+                                      batch_size=batch_size)
 
     def serve_episode(self, support_commands, support_actions, query_commands):
         """Strings in, strings out, never raising: the export signature.
@@ -343,12 +467,11 @@ class MetaSeq2Seq(Seq2SeqModel):
 
     def get_config(self):
         config = super().get_config()
-        config.update({"embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
-                       "num_layers": self.num_layers, "dropout": self.dropout_rate,
-                       "support_loss": self.support_loss,
-                       "decoder_attention": self.decoder_attention,
-                       "scaled_decoder_attention": self.scaled_decoder_attention,
-                       "memory": self.use_memory})
+        backbone = self.backbone.get_config()
+        config.update({key: backbone[key] for key in (
+            "embedding_dim", "hidden_units", "num_layers", "dropout", "decoder_attention",
+            "scaled_decoder_attention", "memory")})
+        config["support_loss"] = self.support_loss
         return config
 
 

@@ -88,9 +88,26 @@ class Seq2SeqModel(keras.Model):
         return len(self.target_vocabulary)
 
     # ----------------------------------------------------------------- network
+    # A subclass sets `self.backbone` (a `compgen_tf.models.backbone.Backbone`); meta
+    # seq2seq, whose inputs are episodes, overrides these methods instead.
+    backbone = None
+
     def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
                        seed=None):
-        raise NotImplementedError
+        """Logits (batch, target_length, target_vocabulary) for the targets `target_ids` (which
+        end with `<eos>` and are padded with `<pad>`).
+
+        With a `seed` (a stateless seed, shape (2,)) each row is teacher-forced with
+        probability `teacher_forcing_ratio` and otherwise fed its own previous argmax.
+        """
+        if seed is None or teacher_forcing_ratio >= 1.0:
+            return self.backbone({"source_ids": source_ids, "target_ids": target_ids},
+                                 training=training)
+        teacher_forced = tf.random.stateless_uniform(
+            [tf.shape(target_ids)[0]], seed) < teacher_forcing_ratio
+        memory = self.backbone.encode(source_ids, training=training)
+        return self.backbone.decoder(target_ids, memory, training=training,
+                                     teacher_forced=teacher_forced)
 
     def greedy_decode(self, source_ids, max_length=None):
         """Greedy decoding: (batch, max_length) int32 ids, `<pad>` after each `<eos>`."""
@@ -101,8 +118,10 @@ class Seq2SeqModel(keras.Model):
         return self.greedy_decode_with_attention(source_ids, max_length)
 
     def greedy_decode_with_attention(self, source_ids, max_length=None):
-        """(decoded ids, attention weights); what each model implements."""
-        raise NotImplementedError
+        """(decoded ids (B, max_length), attention weights (B, max_length, S)), through the
+        library's one sampler (`compgen_tf.decoding.GreedySampler`)."""
+        memory = self.backbone.encode(tf.convert_to_tensor(source_ids, tf.int32))
+        return self.backbone.decoder.greedy(memory, max_length or self.max_output_length)
 
     def mask_special_logits(self, logits):
         """Adds -1e9 to the logits of `<pad>`, `<unk>` and `<sos>`."""
@@ -113,13 +132,8 @@ class Seq2SeqModel(keras.Model):
         return self.compute_logits(source_ids, target_ids, training=training)
 
     def build(self, input_shape=None):
-        # Creating the weights needs one forward pass; tiny dummy ids suffice.
-        if self.built:
-            return
-        source = tf.fill([1, 2], EOS_ID)
-        target = tf.fill([1, 2], EOS_ID)
-        self.compute_logits(source, target, training=False)
-        super().build(input_shape)
+        # The backbone is functional: its weights exist from construction on.
+        self.built = True
 
     def get_build_config(self):
         return {"input_shape": None}

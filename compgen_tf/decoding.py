@@ -1,0 +1,83 @@
+"""The one greedy decoding loop of the library: every model family decodes through it."""
+
+from __future__ import annotations
+
+from keras import ops
+
+from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
+
+
+class GreedySampler:
+    """Greedy decoding: the most probable token at every step, until every row has ended.
+
+    A model supplies one decoding step as a function; the sampler owns the loop, the
+    bookkeeping of finished rows and the outputs. It is written in `keras.ops`
+    (a `while_loop` whose tensors keep static shapes, so it also runs under XLA and
+    inside an exported SavedModel) and stops as soon as every row has emitted `end_id`.
+
+    Args:
+        start_id: the token fed at the first step.
+        end_id: the token that ends a row.
+        pad_id: the token written after a row's end.
+
+    Call arguments:
+        next_fn: `next_fn(previous_ids, state) -> (logits, state, attention)`: one step
+            from the previous tokens (batch,) and the loop state (any nest of tensors whose
+            shapes do not change) to logits (batch, vocabulary), the next state and the
+            attention weights (batch, attention_length) of the step (None when the model
+            has no attention).
+        state: the initial loop state.
+        batch_size: rows to decode (a scalar tensor or int).
+        max_length: steps to decode at most (a Python int).
+        attention_length: length of the attention axis (a scalar tensor or int);
+            needed when `next_fn` returns attention.
+        attention_dtype: dtype of the returned attention.
+
+    Returns:
+        `(ids, attention)`: ids (batch, max_length) int32 with `pad_id` after each
+        row's `end_id`; attention (batch, max_length, attention_length), zero after a row's
+        end and wherever the model has none.
+
+    Example:
+        >>> sampler = GreedySampler()
+        >>> def next_fn(previous, state):  # always predicts <eos>
+        ...     logits = ops.one_hot(ops.full_like(previous, EOS_ID), 5)
+        ...     return logits, state, None
+        >>> ids, _ = sampler(next_fn, state=(), batch_size=2, max_length=3)
+        >>> ops.convert_to_numpy(ids).tolist()
+        [[3, 0, 0], [3, 0, 0]]
+    """
+
+    def __init__(self, start_id: int = SOS_ID, end_id: int = EOS_ID, pad_id: int = PAD_ID):
+        self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
+
+    def __call__(self, next_fn, state, batch_size, max_length: int, attention_length=1,
+                 attention_dtype="float32"):
+        max_length = int(max_length)
+        positions = ops.arange(max_length, dtype="int32")
+
+        def body(t, previous, state, finished, output_ids, attention):
+            logits, state, weights = next_fn(previous, state)
+            token = ops.cast(ops.argmax(logits, axis=-1), "int32")
+            token = ops.where(finished, self.pad_id, token)
+            at_t = ops.expand_dims(ops.equal(positions, t), 0)
+            output_ids = ops.where(at_t, ops.expand_dims(token, 1), output_ids)
+            if weights is not None:
+                weights = ops.where(ops.expand_dims(finished, 1), ops.zeros_like(weights),
+                                    weights)
+                attention = ops.where(ops.expand_dims(at_t, 2),
+                                      ops.expand_dims(ops.cast(weights, attention.dtype), 1),
+                                      attention)
+            finished = ops.logical_or(finished, ops.equal(token, self.end_id))
+            return t + 1, token, state, finished, output_ids, attention
+
+        def not_done(t, previous, state, finished, output_ids, attention):
+            return ops.logical_and(t < max_length, ops.logical_not(ops.all(finished)))
+
+        initial = (ops.convert_to_tensor(0, "int32"),
+                   ops.full((batch_size,), self.start_id, "int32"), state,
+                   ops.zeros((batch_size,), "bool"),
+                   ops.full((batch_size, max_length), self.pad_id, "int32"),
+                   ops.zeros((batch_size, max_length, attention_length), attention_dtype))
+        outputs = ops.while_loop(not_done, body, initial, maximum_iterations=max_length)
+        return outputs[4], outputs[5]

@@ -1,0 +1,62 @@
+"""The base of the library's backbones: functional Keras models from ids to logits."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from compgen_tf.vocabulary import PAD_ID
+
+
+class Backbone(keras.Model):
+    """A functional model from token ids to teacher-forced logits, with its encoder exposed.
+
+    A family's backbone creates its layers, wires them between two `keras.Input`s,
+    `source_ids` (batch, source_length) and `target_ids` (batch, target_length), and hands
+    the graph to `keras.Model` as a functional model, so that `summary()` lists the layers
+    and shapes and `keras.utils.plot_model` draws it. Its output is the teacher-forced
+    logits (batch, target_length, target_vocabulary_size).
+
+    Every backbone also offers the two halves that greedy decoding needs, both built from
+    the same layers as the graph:
+
+    - `encode(source_ids, training=False)`: the memory the decoder reads (a tuple of
+      tensors whose first element has the source length as its second axis);
+    - `decoder`: a `compgen_tf.models.recurrent_decoder.RecurrentDecoder` layer.
+
+    `get_config` lists the constructor arguments (not the graph), so `from_config`
+    rebuilds the graph by calling the constructor.
+    """
+
+    @staticmethod
+    def inputs_spec():
+        """The two `keras.Input`s of every backbone."""
+        return (keras.Input((None,), dtype="int32", name="source_ids"),
+                keras.Input((None,), dtype="int32", name="target_ids"))
+
+    def finish(self, source_ids, target_ids, **kwargs):
+        """Wires `encode` and the decoder between the inputs and makes the functional model."""
+        logits = self.decoder(target_ids, self.encode(source_ids))
+        self.make_functional({"source_ids": source_ids, "target_ids": target_ids}, logits,
+                             **kwargs)
+
+    def make_functional(self, inputs, outputs, **kwargs):
+        """Initialises this object as the functional model from `inputs` to `outputs`."""
+        # super(), not keras.Model.__init__: the first call makes Keras insert `Functional`
+        # above this class, and later calls must go to it rather than insert it again.
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+    @staticmethod
+    def source_mask(source_ids):
+        """True at the non-padding source positions."""
+        return ops.not_equal(source_ids, PAD_ID)
+
+    def encode(self, source_ids, training=False):
+        raise NotImplementedError
+
+    def get_config(self):
+        return {"name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)

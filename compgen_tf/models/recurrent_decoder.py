@@ -1,0 +1,122 @@
+"""The base of the attention decoders: a layer that owns its decoding loop."""
+
+from __future__ import annotations
+
+import keras
+import numpy as np
+from keras import ops
+
+from compgen_tf.decoding import GreedySampler
+from compgen_tf.vocabulary import PAD_ID, SOS_ID, UNK_ID
+
+# Tokens that are never a correct output; their logits get BLOCKED_LOGIT, as do the attention
+# scores of padding positions.
+BLOCKED_IDS = (PAD_ID, UNK_ID, SOS_ID)
+BLOCKED_LOGIT = -1e9
+
+
+class RecurrentDecoder(keras.layers.Layer):
+    """A decoder whose step reads its own previous state, run over a whole target sequence.
+
+    Keras' `RNN` layer cannot hold these decoders: their attention reads the encoder's
+    outputs at every step, and Keras 3 `RNN` passes no constants to its cell. A subclass
+    defines one step; this class runs it teacher-forced over the targets (`call`, what the
+    backbone and training use) and greedily through `compgen_tf.decoding.GreedySampler`
+    (`greedy`, what translation and export use), so both loops are written once.
+
+    A subclass implements:
+
+    - `build_sublayers(memory_shapes)`: builds its sublayers (weights are made there,
+      never inside the loop).
+    - `initial_state(memory)`: the loop state at the first step.
+    - `prepare(memory)`: tensors every step reads and none changes (tied filters, say),
+      computed once per sequence; `()` by default.
+    - `step(previous_ids, state, memory, constants, training)`: `(logits (batch,
+      vocabulary), new state, attention (batch, source_length))`.
+
+    Args:
+        vocabulary_size: the number of output tokens (special tokens included).
+        **kwargs: passed to `keras.layers.Layer`.
+
+    Call arguments:
+        target_ids: int (batch, target_length): the targets, ending with `<eos>`, padded.
+        memory: the encoder's outputs, as the backbone's `encode` returns them.
+        training: whether dropout is active.
+        teacher_forced: None (every row is fed the previous target token), or a bool
+            (batch,) tensor: rows where it is False are fed their own previous argmax
+            instead (scheduled sampling).
+
+    Returns:
+        logits (batch, target_length, vocabulary_size).
+    """
+
+    def __init__(self, vocabulary_size, **kwargs):
+        super().__init__(**kwargs)
+        self.vocabulary_size = int(vocabulary_size)
+        self.sampler = GreedySampler()
+        self._logit_offset = np.where(np.isin(np.arange(self.vocabulary_size), BLOCKED_IDS),
+                                      BLOCKED_LOGIT, 0.0)
+
+    def block_special_logits(self, logits):
+        """`logits` with -1e9 added at `<pad>`, `<unk>` and `<sos>`."""
+        return logits + ops.convert_to_tensor(self._logit_offset, logits.dtype)
+
+    def build(self, target_ids_shape, memory_shape):
+        self.build_sublayers(memory_shape)
+        self.built = True
+
+    def build_sublayers(self, memory_shapes):
+        raise NotImplementedError
+
+    def initial_state(self, memory):
+        raise NotImplementedError
+
+    def prepare(self, memory):
+        return ()
+
+    def step(self, previous_ids, state, memory, constants, training=False):
+        raise NotImplementedError
+
+    def attention_length(self, memory):
+        """The length of the attention axis (the source length)."""
+        return ops.shape(memory[0])[1]
+
+    def call(self, target_ids, memory, training=None, teacher_forced=None):
+        constants = self.prepare(memory)
+        batch, steps = ops.shape(target_ids)[0], ops.shape(target_ids)[1]
+        targets_by_time = ops.transpose(ops.cast(target_ids, "int32"))
+        positions = ops.arange(steps, dtype="int32")
+
+        def body(t, previous, state, all_logits):
+            logits, state, _ = self.step(previous, state, memory, constants, training=training)
+            following = ops.take(targets_by_time, t, axis=0)
+            if teacher_forced is not None:
+                predicted = ops.cast(ops.argmax(logits, axis=-1), "int32")
+                following = ops.where(teacher_forced, following, predicted)
+            at_t = ops.reshape(ops.equal(positions, t), (1, -1, 1))
+            all_logits = ops.where(at_t, ops.expand_dims(ops.cast(logits, all_logits.dtype), 1),
+                                   all_logits)
+            return t + 1, following, state, all_logits
+
+        initial = (ops.convert_to_tensor(0, "int32"), ops.full((batch,), SOS_ID, "int32"),
+                   self.initial_state(memory),
+                   ops.zeros((batch, steps, self.vocabulary_size), self.compute_dtype))
+        return ops.while_loop(lambda t, *_: t < steps, body, initial,
+                              maximum_iterations=steps)[3]
+
+    def compute_output_spec(self, target_ids, memory, training=None, teacher_forced=None):
+        return keras.KerasTensor((target_ids.shape[0], target_ids.shape[1], self.vocabulary_size),
+                                 dtype=self.compute_dtype)
+
+    def greedy(self, memory, max_length):
+        """Greedy decoding: `(ids (batch, max_length), attention (batch, max_length, S))`."""
+        constants = self.prepare(memory)
+        return self.sampler(
+            lambda previous, state: self.step(previous, state, memory, constants),
+            self.initial_state(memory), ops.shape(memory[0])[0], max_length,
+            attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"vocabulary_size": self.vocabulary_size})
+        return config
