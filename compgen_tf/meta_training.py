@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import shlex
 import sys
 import time
@@ -32,8 +31,7 @@ from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate
                                config_path, load_config)
 from compgen_tf.results import (RESULTS_DIR, earlier_results, run_record, without_options,
                                 write_results)
-from compgen_tf.trainer import (BEST_MODEL, append_history, masked_cross_entropy,
-                                record_validation, resumable_checkpoint)
+from compgen_tf.training.fit import META_TRAINING_DEFAULTS, fit_run
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import PAD_ID
 from tfds_scan import episodes
@@ -79,119 +77,24 @@ def evaluate_episodes(model, episode_list, keep_errors: bool = False):
     return correct / max(total, 1), errors
 
 
-def drop_once_schedule(settings: dict):
-    """`learning_rate`, multiplied once by `learning_rate_decay_factor` at step
-    `learning_rate_drop_step` (default: half of `max_steps`)."""
-    boundary = settings["learning_rate_drop_step"] or max(1, settings["max_steps"] // 2)
-    rate = settings["learning_rate"]
-    return keras.optimizers.schedules.PiecewiseConstantDecay(
-        [boundary], [rate, rate * settings["learning_rate_decay_factor"]])
+class EpisodeBatches:
+    """Meta-training's step-indexed batches: step s is training episode s of the seed.
 
-
-class MetaTrainer:
-    """Meta-trains a `MetaSeq2Seq`, one episode per Adam step, resumably.
-
-    Adam at `learning_rate`, multiplied once by `learning_rate_decay_factor` at step
-    `learning_rate_drop_step` (default: half of `max_steps`); global
-    gradient norm clipped at `clip_norm`. Every `eval_every` steps the model is
-    scored on the validation episodes and saved when it improves; training stops
-    at `max_steps`, at `stop_at_accuracy` or after `patience` evaluations without
-    improvement. Weights, optimizer slots, dropout seed states and the progress
-    counters are checkpointed under `run_dir/checkpoints`.
-
-    Args:
-        model: a `MetaSeq2Seq`.
-        task: one of `tfds_scan.episodes.TASK_NAMES`.
-        training: the `training` section of a configuration.
-        run_dir: the run directory.
-        validation: the validation episodes.
-        seed: the training episode stream.
-        verbose: 1 shows a progress bar.
+    A batch is `episode_batch(model, episode, model.support_loss)`; episode i of seed s is a
+    pure function of (task, s, i), so a resumed run reads what an uninterrupted one would.
+    One episode per step, on one device (`replicable` is False).
     """
 
-    def __init__(self, model, task, training: dict, run_dir, validation, seed=0, verbose=1):
-        self.model, self.task, self.validation = model, task, validation
-        self.settings = {"learning_rate": 1e-3, "clip_norm": 50.0, "max_steps": 10000,
-                         "eval_every": 250, "patience": 1000, "stop_at_accuracy": 1.01,
-                         "checkpoint_every": 250, "learning_rate_drop_step": None,
-                         "learning_rate_decay_factor": 0.1}
-        check_learning_rate_schedule(training, drops_once=True)
-        self.settings.update({k: v for k, v in training.items() if v is not None})
-        self.run_dir, self.seed, self.verbose = Path(run_dir), int(seed), verbose
-        self.run_dir.mkdir(parents=True, exist_ok=True)
-        self.progress = {name: tf.Variable(initial, trainable=False, name=name) for name, initial in
-                         (("step", 0), ("best_step", 0), ("evaluations_since_best", 0),
-                          ("finished", 0), ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))}
-        s = self.settings
-        self.optimizer = keras.optimizers.Adam(learning_rate=drop_once_schedule(s),
-                                               global_clipnorm=s["clip_norm"])
-        model.build()
-        self.optimizer.build(model.trainable_variables)
-        self.checkpoint, self.manager = resumable_checkpoint(
-            model, self.optimizer, self.progress, self.run_dir)
-        ids = tf.TensorSpec([None, None], tf.int32)
+    ids = tf.TensorSpec([None, None], tf.int32)
+    signature = (ids, ids, ids, ids)
+    replicable = False
 
-        @tf.function(input_signature=[ids, ids, ids, ids])
-        def train_step(support, actions, queries, targets):
-            with tf.GradientTape() as tape:
-                logits = model.compute_episode_logits(support, actions, queries, targets,
-                                                      training=True)
-                loss = masked_cross_entropy(targets, logits)
-            gradients = tape.gradient(loss, model.trainable_variables)
-            self.optimizer.apply_gradients(zip(gradients, model.trainable_variables))
-            return loss
+    def __init__(self, model, task: str, seed: int):
+        self.model, self.task, self.seed = model, task, int(seed)
 
-        self._train_step = train_step
-
-    @property
-    def step(self) -> int:
-        return int(self.progress["step"].numpy())
-
-    def fit(self) -> dict:
-        p, s = self.progress, self.settings
-        resumed = self.manager.latest_checkpoint is not None
-        if resumed:
-            self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
-            if self.verbose:
-                print(f"Resuming {self.run_dir} at step {self.step}")
-        bar = keras.utils.Progbar(s["max_steps"], verbose=self.verbose,
-                                  stateful_metrics=["val_accuracy", "best"])
-        bar.update(self.step)
-        started, elapsed_at_start = time.perf_counter(), float(p["elapsed_seconds"].numpy())
-        while not int(p["finished"].numpy()) and self.step < s["max_steps"]:
-            episode = episodes.training_episode(self.task, self.seed, self.step)
-            batch = episode_batch(self.model, episode, self.model.support_loss)
-            loss = float(self._train_step(*batch))
-            if not math.isfinite(loss):
-                raise FloatingPointError(f"training loss became {loss} at step {self.step}")
-            p["step"].assign_add(1)
-            p["elapsed_seconds"].assign(elapsed_at_start + time.perf_counter() - started)
-            values = [("loss", loss)]
-            if self.step % s["eval_every"] == 0 or self.step >= s["max_steps"]:
-                accuracy = self._validate(loss)
-                values += [("val_accuracy", accuracy), ("best", float(p["best_accuracy"].numpy()))]
-            if self.step % s["checkpoint_every"] == 0 or int(p["finished"].numpy()):
-                self.manager.save(checkpoint_number=self.step)
-            bar.update(self.step, values)
-        p["finished"].assign(1)
-        self.manager.save(checkpoint_number=self.step)
-        return {"steps": self.step, "best_step": int(p["best_step"].numpy()),
-                "best_val_accuracy": float(p["best_accuracy"].numpy()),
-                "wall_time_s": round(float(p["elapsed_seconds"].numpy()), 1)}
-
-    def _validate(self, loss) -> float:
-        p, s = self.progress, self.settings
-        accuracy, _ = evaluate_episodes(self.model, self.validation)
-
-        def save_best():
-            self.model.save(self.run_dir / BEST_MODEL)
-            self.manager.save(checkpoint_number=self.step)
-
-        record_validation(p, s, self.step, accuracy, save_best)
-        append_history(self.run_dir, {"step": self.step, "loss": round(loss, 5),
-                                      "val_accuracy": accuracy,
-                                      "elapsed_s": round(float(p["elapsed_seconds"].numpy()), 1)})
-        return accuracy
+    def batch(self, step: int):
+        episode = episodes.training_episode(self.task, self.seed, int(step))
+        return episode_batch(self.model, episode, self.model.support_loss)
 
 
 def build_model(task: str, model_args: dict):
@@ -218,9 +121,9 @@ def train_meta_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     validation = episodes.validation_episodes(task, data.get("validation_episodes", 20),
                                               seed=data.get("validation_seed", 0))
     model = build_model(task, config["model_args"])
-    trainer = MetaTrainer(model, task, config["training"], run_dir, validation, seed=seed,
-                          verbose=verbose)
-    summary = trainer.fit()
+    summary = fit_run(model, config["training"], run_dir, EpisodeBatches(model, task, seed),
+                      lambda m: evaluate_episodes(m, validation)[0], seed=seed,
+                      verbose=verbose, defaults=META_TRAINING_DEFAULTS, schedule="once")
     metrics = evaluate_run(run_dir, verbose=verbose)
     metrics.update(summary, command=command)
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")

@@ -22,7 +22,8 @@ from compgen_tf.config import comparable, config_differences
 from compgen_tf.data import encode_split
 from compgen_tf.distribute import is_chief, wait_for_workers, worker_index
 from compgen_tf.evaluation import evaluate_split
-from compgen_tf.trainer import BEST_MODEL, Trainer
+from compgen_tf.training.callbacks import BEST_MODEL
+from compgen_tf.training.fit import fit_split
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import Vocabulary
 
@@ -85,10 +86,9 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
                                      target.words)
     fit = encode_split(model, split_examples(config["split"], "fit", data))
     validation = encode_split(model, split_examples(config["split"], "validation", data))
-    trainer = Trainer(model, config["training"], run_dir, fit, validation, seed=seed,
-                      length_bucket=data.get("length_bucket", 8), verbose=verbose,
-                      strategy=strategy)
-    summary = trainer.fit()
+    summary = fit_split(model, config["training"], run_dir, fit, validation, seed=seed,
+                        length_bucket=data.get("length_bucket", 8), strategy=strategy,
+                        verbose=verbose)
     if run_dir != chief_dir:
         shutil.rmtree(run_dir)
         wait_for_workers(strategy)

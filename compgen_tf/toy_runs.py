@@ -39,8 +39,8 @@ import tensorflow as tf
 from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate_schedule,
                                config_path, load_config)
 from compgen_tf.runs import prepare_run_dir
-from compgen_tf.trainer import BEST_MODEL, append_history
-from compgen_tf.trainer import learning_rate_schedule
+from compgen_tf.training.callbacks import BEST_MODEL, append_history
+from compgen_tf.training.fit import learning_rate_schedule
 from compgen_tf.versions import package_versions
 
 MODEL_TASKS = {

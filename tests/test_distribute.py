@@ -17,7 +17,8 @@ import pytest
 import tensorflow as tf
 
 from compgen_tf.distribute import StrategyError, make_strategy
-from compgen_tf.trainer import masked_cross_entropy, pad_to_replicas
+from compgen_tf.training.batches import pad_to_replicas
+from compgen_tf.training.losses import masked_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -153,7 +153,8 @@ def test_learns_add_jump_in_miniature(tmp_path):
     """Trained without `jump` in context (it appears alone), the model translates every short
     `jump` command: equivariance carries what it learned on the other verbs over."""
     from compgen_tf.data import encode_split
-    from compgen_tf.trainer import BEST_MODEL, Trainer
+    from compgen_tf.training.callbacks import BEST_MODEL
+    from compgen_tf.training.fit import fit_split
     from compgen_tf.vocabulary import Vocabulary
 
     short = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
@@ -169,7 +170,7 @@ def test_learns_add_jump_in_miniature(tmp_path):
     settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 600,
                 "eval_every": 25, "checkpoint_every": 1000, "patience": 100,
                 "stop_at_accuracy": 1.0, "teacher_forcing_ratio": 0.5}
-    summary = Trainer(model, settings, tmp_path, split, split, seed=1, verbose=0).fit()
+    summary = fit_split(model, settings, tmp_path, split, split, seed=1, verbose=0)
     assert summary["best_val_accuracy"] == 1.0, summary
     best = keras.saving.load_model(tmp_path / BEST_MODEL)
     assert len(held_out) > 20

@@ -8,7 +8,9 @@ from compgen_tf import registry
 from compgen_tf.data import encode_split
 from compgen_tf.export import export_model
 from compgen_tf.models import SyntacticAttention
-from compgen_tf.trainer import BEST_MODEL, Trainer, masked_cross_entropy
+from compgen_tf.training.callbacks import BEST_MODEL
+from compgen_tf.training.fit import fit_split
+from compgen_tf.training.losses import masked_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, Vocabulary
 
 SOURCE = ["after", "jump", "left", "twice", "walk"]
@@ -375,7 +377,7 @@ def test_tiny_run_learns_training_set(tmp_path):
     settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 800,
                 "eval_every": 25, "checkpoint_every": 1000, "patience": 100,
                 "stop_at_accuracy": 1.0}
-    summary = Trainer(model, settings, tmp_path, split, split, seed=3, verbose=0).fit()
+    summary = fit_split(model, settings, tmp_path, split, split, seed=3, verbose=0)
     assert summary["best_val_accuracy"] == 1.0, summary
     best = keras.saving.load_model(tmp_path / BEST_MODEL)
     assert best.translate([c for c, _ in EXAMPLES]) == [a for _, a in EXAMPLES]
@@ -396,7 +398,7 @@ def test_syntax_embeddings_l2_walks_an_untrained_row_to_zero(tmp_path, l2):
     assert len(model.losses) == (1 if l2 else 0)
     settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 300,
                 "eval_every": 300, "checkpoint_every": 1000, "patience": 100}
-    Trainer(model, settings, tmp_path, split, split, seed=3, verbose=0).fit()
+    fit_split(model, settings, tmp_path, split, split, seed=3, verbose=0)
     after = embedding.numpy()
     if l2:
         assert np.linalg.norm(after[jump]) < 0.1 * np.linalg.norm(before[jump])

@@ -12,6 +12,7 @@ from compgen_tf.layers.key_value_memory import KeyValueMemory
 from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
 from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list
+from compgen_tf.training.losses import token_cross_entropy
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK
 
 # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
@@ -367,6 +368,12 @@ class MetaSeq2Seq(Seq2SeqModel):
             attention = tf.zeros([tf.shape(ids[2])[0], tf.shape(output_ids)[1],
                                   tf.shape(ids[2])[1]], attention.dtype)
         return output_ids, attention, memory_attention
+
+    def token_loss(self, data, training=True, seed=None):
+        """(summed token cross-entropy, token count) of one episode `(support command ids,
+        support action ids, query ids, target ids)`."""
+        logits = self.compute_episode_logits(*data[:3], data[3], training=training)
+        return token_cross_entropy(data[3], logits)
 
     def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
                        seed=None):

@@ -8,6 +8,8 @@ import re
 import keras
 import tensorflow as tf
 
+from compgen_tf.training.losses import token_cross_entropy
+from compgen_tf.training.train_step import TrainStep
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK, UNK_ID, Vocabulary
 
 # command_grammar -> (the module holding COMMAND_PATTERN, the language as a regular expression
@@ -22,7 +24,7 @@ def grammar_check(name):
     return importlib.import_module(module).COMMAND_PATTERN, message
 
 
-class Seq2SeqModel(keras.Model):
+class Seq2SeqModel(TrainStep, keras.Model):
     """A Keras model that owns its vocabularies and maps command strings to action strings.
 
     Subclasses implement the network through three methods on integer ids:
@@ -88,9 +90,16 @@ class Seq2SeqModel(keras.Model):
         return len(self.target_vocabulary)
 
     # ----------------------------------------------------------------- network
-    # A subclass sets `self.backbone` (a `compgen_tf.models.backbone.Backbone`); meta
-    # seq2seq, whose inputs are episodes, overrides these methods instead.
-    backbone = None
+    @property
+    def backbone(self):
+        """The functional network (a `compgen_tf.models.backbone.Backbone`), which a subclass
+        sets in its constructor; its weights exist from then on."""
+        return self._backbone
+
+    @backbone.setter
+    def backbone(self, backbone):
+        self._backbone = backbone
+        self.built = True
 
     def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
                        seed=None):
@@ -108,6 +117,14 @@ class Seq2SeqModel(keras.Model):
         memory = self.backbone.encode(source_ids, training=training)
         return self.backbone.decoder(target_ids, memory, training=training,
                                      teacher_forced=teacher_forced)
+
+    def token_loss(self, data, training=True, seed=None):
+        """(summed token cross-entropy, token count) of a `(source_ids, target_ids)` batch:
+        what `train_step` (`compgen_tf.training.train_step.TrainStep`) minimises."""
+        source_ids, target_ids = data
+        logits = self.compute_logits(source_ids, target_ids, training=training,
+                                     teacher_forcing_ratio=self.teacher_forcing_ratio, seed=seed)
+        return token_cross_entropy(target_ids, logits)
 
     def greedy_decode(self, source_ids, max_length=None):
         """Greedy decoding: (batch, max_length) int32 ids, `<pad>` after each `<eos>`."""

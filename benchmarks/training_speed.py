@@ -1,0 +1,101 @@
+"""Training speed of every family through the library's own training entry points.
+
+    python benchmarks/training_speed.py [--families seq2seq,meta_seq2seq,...] [--steps N]
+                                        [--out results/benchmarks/training_speed.json]
+
+For each family it trains one short run from scratch with the committed configuration
+(`runs.train_run` for the SCAN models, `meta_training.train_meta_run` for meta seq2seq,
+`toy_runs.train_toy_run` for the toy models), one validation at the very end and no test
+evaluation, and reports the run's own `wall_time_s` (training time, first-step tracing
+included, validation excluded) and training examples (or episodes) per second. These entry
+points exist on every version since the configuration bases, so `compare_commits.py` can
+time old and new training paths in one run. Run it on an idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmark_output import emit  # noqa: E402
+from compgen_tf.config import apply_overrides, config_path, load_config  # noqa: E402
+from compgen_tf.versions import package_versions  # noqa: E402
+
+# family -> (model, split or task, training steps, kind)
+FAMILIES = {
+    "seq2seq": ("seq2seq", "simple", 60, "scan"),
+    "equivariant_seq2seq": ("equivariant_seq2seq", "addprim_jump", 12, "scan"),
+    "syntactic_attention": ("syntactic_attention", "addprim_jump", 60, "scan"),
+    "meta_seq2seq": ("meta_seq2seq", "mutual_exclusivity", 40, "meta"),
+    "symbol_convolution": ("symbol_convolution", "composition", 100, "toy"),
+    "stack_lstm": ("stack_lstm", "palindromes", 20, "toy"),
+}
+
+
+def train_once(family: str, steps: int, run_dir: Path) -> dict:
+    model, split, _, kind = FAMILIES[family]
+    short = [f"training.max_steps={steps}", f"training.eval_every={steps}",
+             f"training.checkpoint_every={steps}"]
+    if kind == "scan":
+        from compgen_tf.runs import train_run
+
+        config = apply_overrides(load_config(config_path(model, split)),
+                                 short + ["data.validation_fraction=0.02"])
+        config.update(model=model, split=split)
+        metrics = train_run(config, run_dir, seed=0, verbose=0, evaluate_splits=())
+        examples = steps * config["training"]["batch_size"]
+    elif kind == "meta":
+        from compgen_tf import meta_training
+
+        config = meta_training.resolve_config(split, overrides=short + [
+            "data.validation_episodes=1"])
+        metrics = meta_training.train_meta_run(config, run_dir, seed=0, verbose=0)
+        examples = steps  # episodes
+    else:
+        from compgen_tf import toy_runs
+
+        config = apply_overrides(load_config(config_path(model, split)), short)
+        config.update(model=model, task=split)
+        metrics = toy_runs.train_toy_run(config, run_dir, seed=0, verbose=0)
+        examples = None
+    result = {"wall_time_s": metrics["wall_time_s"], "steps": metrics.get("steps", steps)}
+    if examples is not None:
+        result["examples_per_s"] = round(examples / max(metrics["wall_time_s"], 1e-9), 1)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help=f"comma-separated, from {', '.join(FAMILIES)}")
+    parser.add_argument("--steps", type=int, help="training steps (default: per family)")
+    parser.add_argument("--out", help="also write the JSON line to this file")
+    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    families = args.families.split(",")
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        parser.error(f"unknown families {unknown}; choose from {sorted(FAMILIES)}")
+    result = {"benchmark": "training_speed",
+              "command": "python benchmarks/training_speed.py " + shlex.join(argv),
+              "cpu_count": os.cpu_count(), "versions": package_versions()}
+    with tempfile.TemporaryDirectory() as folder:
+        for family in families:
+            steps = args.steps or FAMILIES[family][2]
+            timing = train_once(family, steps, Path(folder) / family)
+            result.update({f"{family}_{key}": value for key, value in timing.items()})
+    emit(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,151 @@
+"""Callbacks that give `fit` what the library's runs need and Keras does not have."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+BEST_MODEL = "best_model.keras"
+
+
+class TrainingProgress:
+    """The run's selection state, as variables, so that it is checkpointed with the weights.
+
+    `best_accuracy`, `best_step`, `evaluations_since_best` (patience), `finished` and
+    `elapsed_seconds` (training time over every process of the run).
+    """
+
+    NAMES = (("best_step", 0), ("evaluations_since_best", 0), ("finished", 0),
+             ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))
+
+    def __init__(self):
+        self.variables = {name: tf.Variable(initial, trainable=False, name=name)
+                          for name, initial in self.NAMES}
+
+    def __getitem__(self, name):
+        return self.variables[name]
+
+    def value(self, name):
+        return self.variables[name].numpy().item()
+
+
+def append_history(run_dir, record: dict) -> None:
+    """Appends one evaluation as a JSON line to `run_dir/history.jsonl`, which the reports and
+    accuracy-over-steps plots read."""
+    with open(Path(run_dir) / "history.jsonl", "a") as history:
+        history.write(json.dumps(record) + "\n")
+
+
+class ResumableCheckpoint(keras.callbacks.Callback):
+    """Checkpoints everything an interrupted run needs to continue exactly.
+
+    A `tf.train.Checkpoint` under `run_dir/checkpoints` with the model, the optimizer (its
+    slots and step), the non-trainable variables (Keras' random-seed states: without them
+    a resumed run would draw other dropout masks than an uninterrupted one; Keras'
+    `BackupAndRestore` keeps weights and the epoch only) and the `TrainingProgress`.
+    Saved every `every` steps (at the end of a `fit` epoch) and whenever `save()` is called.
+
+    Args:
+        model: the task model, compiled, its optimizer built.
+        progress: the run's `TrainingProgress`.
+        run_dir: the run directory.
+        every: steps between checkpoints.
+    """
+
+    def __init__(self, model, progress: TrainingProgress, run_dir, every: int):
+        super().__init__()
+        self.every = int(every)
+        self.checkpoint = tf.train.Checkpoint(
+            model=model, optimizer=model.optimizer,
+            non_trainable=[v.value for v in model.non_trainable_variables],
+            **progress.variables)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, Path(run_dir) / "checkpoints",
+                                                  max_to_keep=2)
+        self._model = model
+
+    def restore(self) -> bool:
+        """Restores the latest checkpoint, if any; True when one was found."""
+        if self.manager.latest_checkpoint is None:
+            return False
+        self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
+        return True
+
+    def save(self):
+        self.manager.save(checkpoint_number=int(self._model.optimizer.iterations.numpy()))
+
+    def on_epoch_end(self, epoch, logs=None):
+        if int(self._model.optimizer.iterations.numpy()) % self.every == 0:
+            self.save()
+
+
+
+class ExactMatchSelection(keras.callbacks.Callback):
+    """Model selection on validation exact match, early stopping, and the step limit.
+
+    Every `eval_every` steps (and at `max_steps`) it scores `validate(model)`, puts the
+    score in the logs as `val_exact_match`, appends a line to `run_dir/history.jsonl`,
+    and on a new best calls `on_best()` (which saves the best model). Training stops
+    at `max_steps`, at `stop_at_accuracy`, or after `patience` evaluations without
+    improvement; the patience count lives in the `TrainingProgress`, which the checkpoint
+    holds, so a restarted run keeps it (Keras' `EarlyStopping` starts over). A non-finite
+    training loss stops the run with a `FloatingPointError`.
+
+    Args:
+        validate: `validate(model) -> accuracy` in [0, 1].
+        progress: the run's `TrainingProgress`.
+        run_dir: where `history.jsonl` goes.
+        on_best: called after each new best score.
+        eval_every, max_steps, patience, stop_at_accuracy: the training settings.
+    """
+
+    def __init__(self, validate, progress: TrainingProgress, run_dir, on_best, eval_every: int,
+                 max_steps: int, patience: int, stop_at_accuracy: float):
+        super().__init__()
+        self.validate, self.progress, self.run_dir = validate, progress, Path(run_dir)
+        self.on_best = on_best
+        self.eval_every, self.max_steps = int(eval_every), int(max_steps)
+        self.patience, self.stop_at_accuracy = int(patience), float(stop_at_accuracy)
+        self._loss = float("nan")
+
+    def _step(self) -> int:
+        return int(self.model.optimizer.iterations.numpy())
+
+    def on_train_begin(self, logs=None):
+        self._started = time.perf_counter()
+        self._elapsed_at_start = self.progress.value("elapsed_seconds")
+
+    def on_train_batch_end(self, batch, logs=None):
+        self._loss = float(logs["loss"])
+        if not math.isfinite(self._loss):
+            raise FloatingPointError(f"training loss became {self._loss} at step {self._step()}; "
+                                     "lower the learning rate or the clip norm")
+        if self._step() >= self.max_steps:
+            self.model.stop_training = True
+
+    def on_epoch_end(self, epoch, logs=None):
+        step, p = self._step(), self.progress
+        p["elapsed_seconds"].assign(self._elapsed_at_start + time.perf_counter() - self._started)
+        if step % self.eval_every and step < self.max_steps:
+            return
+        accuracy = float(self.validate(self.model))
+        if logs is not None:
+            logs["val_exact_match"] = accuracy
+        if accuracy > p.value("best_accuracy"):
+            p["best_accuracy"].assign(accuracy)
+            p["best_step"].assign(step)
+            p["evaluations_since_best"].assign(0)
+            self.on_best()
+        else:
+            p["evaluations_since_best"].assign_add(1)
+        if (accuracy >= self.stop_at_accuracy or step >= self.max_steps
+                or p.value("evaluations_since_best") >= self.patience):
+            p["finished"].assign(1)
+            self.model.stop_training = True
+        append_history(self.run_dir, {"step": step, "loss": round(self._loss, 5),
+                                      "val_accuracy": accuracy,
+                                      "elapsed_s": round(p.value("elapsed_seconds"), 1)})

@@ -1,0 +1,146 @@
+"""`fit_run`: one training run of a task model on `keras.Model.fit`, resumable and selected."""
+
+from __future__ import annotations
+
+import gc
+import math
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+from compgen_tf.config import check_learning_rate_schedule
+from compgen_tf.distribute import separate_dropout_streams
+from compgen_tf.training.batches import training_dataset
+from compgen_tf.training.callbacks import (BEST_MODEL, ExactMatchSelection, ResumableCheckpoint,
+                                           TrainingProgress)
+
+# Every training setting and its default, in one place. `schedule` says what
+# learning_rate_decay_factor does: "every" multiplies the rate every
+# learning_rate_decay_steps steps, "once" multiplies it once at learning_rate_drop_step
+# (default: half of max_steps; meta seq2seq, Lake 2019).
+TRAINING_DEFAULTS = {
+    "batch_size": 64, "learning_rate": 1e-3, "clip_norm": 5.0, "teacher_forcing_ratio": 1.0,
+    "max_steps": 10000, "eval_every": 500, "checkpoint_every": 500, "patience": 10,
+    "stop_at_accuracy": 1.01, "learning_rate_decay_steps": None,
+    "learning_rate_drop_step": None, "learning_rate_decay_factor": 1.0, "jit_compile": False,
+}
+# Meta seq2seq's defaults where they differ (Lake 2019: clip 50, 1e-3 -> 1e-4 halfway).
+META_TRAINING_DEFAULTS = {**TRAINING_DEFAULTS, "clip_norm": 50.0, "eval_every": 250,
+                          "checkpoint_every": 250, "patience": 1000,
+                          "learning_rate_decay_factor": 0.1}
+
+
+def training_settings(training: dict, defaults: dict, schedule: str) -> dict:
+    """`training` over `defaults` (None values take the default); the schedule's keys checked."""
+    check_learning_rate_schedule(training, drops_once=schedule == "once")
+    return {**defaults, **{k: v for k, v in training.items() if v is not None}}
+
+
+def learning_rate_schedule(settings: dict, schedule: str = "every"):
+    """The learning rate of `settings` under `schedule` ("every" or "once", see
+    `TRAINING_DEFAULTS`)."""
+    rate = settings.get("learning_rate", 1e-3)
+    factor = settings.get("learning_rate_decay_factor", 1.0)
+    if schedule == "once":
+        boundary = settings.get("learning_rate_drop_step") or max(
+            1, settings.get("max_steps", 10000) // 2)
+        return keras.optimizers.schedules.PiecewiseConstantDecay([boundary],
+                                                                 [rate, rate * factor])
+    steps = settings.get("learning_rate_decay_steps")
+    if not steps:
+        return rate
+    return keras.optimizers.schedules.ExponentialDecay(rate, steps, factor, staircase=True)
+
+
+def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
+            strategy=None, verbose: int = 1, defaults: dict = TRAINING_DEFAULTS,
+            schedule: str = "every", callbacks=()) -> dict:
+    """Trains `model` with `fit` until `max_steps`, early stopping or `stop_at_accuracy`.
+
+    Everything needed to continue is checkpointed under `run_dir/checkpoints`: running it
+    again on the same run directory continues where the last process stopped, with the
+    same weights, data order and random draws as an uninterrupted run; a finished run is
+    not trained again. The best model (validation exact match) is `run_dir/best_model.keras`,
+    TensorBoard scalars go to `run_dir/logs`, one JSON line per evaluation to
+    `run_dir/history.jsonl`.
+
+    Args:
+        model: a task model with the `TrainStep` mixin, created under `strategy.scope()`.
+        training: the `training` section of a configuration.
+        run_dir: the run directory.
+        stream: the step-indexed training batches (`SplitBatches`, episodes, ...).
+        validate: `validate(model) -> exact match` on validation data carved from train.
+        seed: the teacher-forcing draws' seed.
+        strategy: a `tf.distribute` strategy (`compgen_tf.distribute.make_strategy`).
+        verbose: 0 silent, 1 progress bars.
+        defaults: the settings' defaults (`TRAINING_DEFAULTS` or `META_TRAINING_DEFAULTS`).
+        schedule: what the learning-rate decay keys mean ("every" or "once").
+        callbacks: more Keras callbacks, run after the library's own.
+
+    Returns:
+        {"steps", "best_step", "best_val_accuracy", "wall_time_s"}.
+    """
+    run_dir = Path(run_dir)
+    settings = training_settings(training, defaults, schedule)
+    strategy = strategy or tf.distribute.get_strategy()
+    if model.variables and not strategy.extended.variable_created_in_scope(
+            model.variables[0].value):
+        raise ValueError("the model was not created under the strategy's scope(): create "
+                         "it inside `with strategy.scope():`")
+    progress = TrainingProgress()
+    with strategy.scope():
+        model.compile(optimizer=keras.optimizers.Adam(
+                          learning_rate=learning_rate_schedule(settings, schedule)),
+                      clip_norm=settings["clip_norm"],
+                      teacher_forcing_ratio=settings["teacher_forcing_ratio"],
+                      sampling_seed=seed, jit_compile=bool(settings["jit_compile"]))
+        model.optimizer.build(model.trainable_variables)
+    checkpoint = ResumableCheckpoint(model, progress, run_dir, settings["checkpoint_every"])
+    resumed = checkpoint.restore()
+    separate_dropout_streams(strategy, model, restored=resumed)
+    step = int(model.optimizer.iterations.numpy())
+    if resumed and verbose and not progress.value("finished"):
+        print(f"Resuming {run_dir} at step {step}")
+
+    def save_best():
+        model.save(run_dir / BEST_MODEL)
+        # Checkpoint now too, so that a resumed run never disagrees with the saved best model.
+        checkpoint.save()
+
+    if not progress.value("finished") and step < settings["max_steps"]:
+        # A fit "epoch" is the stretch between two evaluations or checkpoints.
+        chunk = math.gcd(int(settings["eval_every"]), int(settings["checkpoint_every"]))
+        selection = ExactMatchSelection(validate, progress, run_dir, save_best,
+                                        settings["eval_every"], settings["max_steps"],
+                                        settings["patience"], settings["stop_at_accuracy"])
+        model.fit(training_dataset(stream, step, strategy), steps_per_epoch=chunk,
+                  initial_epoch=step // chunk, epochs=-(-settings["max_steps"] // chunk),
+                  callbacks=[selection, checkpoint,
+                             keras.callbacks.TensorBoard(run_dir / "logs"), *callbacks],
+                  shuffle=False, verbose=verbose)
+        # Finalise the data generator's iterator now, not at interpreter exit (where
+        # TensorFlow logs an error about it).
+        gc.collect()
+    progress["finished"].assign(1)
+    checkpoint.save()
+    if not (run_dir / BEST_MODEL).exists():
+        raise RuntimeError("training ended before any validation: lower eval_every")
+    return {"steps": int(model.optimizer.iterations.numpy()),
+            "best_step": progress.value("best_step"),
+            "best_val_accuracy": progress.value("best_accuracy"),
+            "wall_time_s": round(progress.value("elapsed_seconds"), 1)}
+
+
+def fit_split(model, training: dict, run_dir, fit_split, validation_split, seed: int = 0,
+              length_bucket: int = 8, strategy=None, verbose: int = 1, callbacks=()) -> dict:
+    """`fit_run` on a SCAN split: batches of `fit_split` (`SplitBatches`), model selection on
+    the exact match of `validation_split` (both `compgen_tf.data.EncodedSplit`s)."""
+    from compgen_tf.evaluation import evaluate_split
+    from compgen_tf.training.batches import SplitBatches
+
+    batch_size = training_settings(training, TRAINING_DEFAULTS, "every")["batch_size"]
+    return fit_run(
+        model, training, run_dir, SplitBatches(fit_split, batch_size, seed, length_bucket),
+        lambda m: evaluate_split(m, validation_split, keep_predictions=False).accuracy,
+        seed=seed, strategy=strategy, verbose=verbose, callbacks=callbacks)

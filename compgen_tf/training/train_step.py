@@ -1,0 +1,96 @@
+"""The `train_step` of the library's task models: the one place that computes gradients."""
+
+from __future__ import annotations
+
+import tensorflow as tf
+
+
+class TrainStep:
+    """A mixin for `keras.Model` task models: `compile` settings and `train_step`.
+
+    What it adds to Keras' own step, which a run distributed over replicas needs in order
+    to change the weights exactly as one device would:
+
+    - the loss is the summed token cross-entropy over the number of target tokens of the
+      **global** batch (Keras would average per replica);
+    - the gradients of all replicas are summed, then clipped to `clip_norm` (the
+      optimizer's own `global_clipnorm` would clip each replica's part before the sum),
+      then applied;
+    - teacher-forcing draws use a stateless seed `(sampling_seed, step · replicas +
+      replica)`, one stream per replica, a pure function of the step (so a resumed run
+      draws what an uninterrupted one would).
+
+    A model using it implements `token_loss(data, training, seed) -> (summed loss, token
+    count)` for one replica's slice of a batch.
+
+    `compile` arguments beyond Keras' own:
+        clip_norm: global gradient-norm clip after the replicas' sum (None: no clip).
+        teacher_forcing_ratio: probability that a training sequence is teacher-forced
+            (models that feed their outputs back read it in `token_loss`).
+        sampling_seed: the seed of the teacher-forcing draws.
+    """
+
+    # Until `compile` sets them.
+    clip_norm, teacher_forcing_ratio, sampling_seed = None, 1.0, 0
+
+    def compile(self, optimizer="adam", clip_norm=None, teacher_forcing_ratio=1.0,
+                sampling_seed=0, jit_compile=False, **kwargs):
+        super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
+        if clip_norm is not None and not float(clip_norm) > 0:
+            raise ValueError(f"clip_norm must be positive or None, got {clip_norm}")
+        if not 0.0 <= float(teacher_forcing_ratio) <= 1.0:
+            raise ValueError(f"teacher_forcing_ratio must be in [0, 1], got "
+                             f"{teacher_forcing_ratio}")
+        self.clip_norm = None if clip_norm is None else float(clip_norm)
+        self.teacher_forcing_ratio = float(teacher_forcing_ratio)
+        self.sampling_seed = int(sampling_seed)
+
+    def token_loss(self, data, training=True, seed=None):
+        raise NotImplementedError
+
+    # Training settings are not part of a saved model: `fit_run` compiles from the run's
+    # configuration, and a loaded model translates without being compiled.
+    def get_compile_config(self):
+        return None
+
+    def compile_from_config(self, config):
+        pass
+
+    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
+        # Keras' TensorFlow trainer, under a strategy, draws a first batch and all-reduces it
+        # (a MEAN over workers, which fails for integer ids) to build the model and compiled
+        # metrics symbolically. A task model is built at construction, `fit_run` builds the
+        # optimizer, and `train_step` reports its own loss: nothing is left to build.
+        if self.optimizer is not None and not self.optimizer.built:
+            with self.distribute_strategy.scope():
+                self.optimizer.build(self.trainable_variables)
+
+    def train_step(self, data):
+        context = tf.distribute.get_replica_context()
+        replicas, replica = context.num_replicas_in_sync, context.replica_id_in_sync_group
+        step = tf.cast(self.optimizer.iterations, tf.int32)
+        seed = tf.stack([tf.constant(self.sampling_seed, tf.int32), step * replicas + replica])
+        variables = self.trainable_variables
+        with tf.GradientTape() as tape:
+            summed, tokens = self.token_loss(data, training=True, seed=seed)
+            global_tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
+            loss = summed / tf.maximum(tf.cast(global_tokens, summed.dtype), 1.0)
+            # Weight penalties declared by layers (e.g. an embeddings_regularizer); each
+            # replica adds its share so that the replicas add up to one penalty.
+            if self.losses:
+                loss += tf.add_n(self.losses) / tf.cast(replicas, loss.dtype)
+        gradients = tape.gradient(loss, variables)
+        present = [i for i, g in enumerate(gradients) if g is not None]
+        summed_gradients = context.all_reduce(
+            tf.distribute.ReduceOp.SUM, [tf.convert_to_tensor(gradients[i]) for i in present])
+        if self.clip_norm is not None:
+            summed_gradients, _ = tf.clip_by_global_norm(summed_gradients, self.clip_norm)
+        # The optimizer sums what every replica applies: each applies its share of the sum.
+        self.optimizer.apply_gradients([(g / replicas, variables[i])
+                                        for g, i in zip(summed_gradients, present)])
+        loss = context.all_reduce(tf.distribute.ReduceOp.SUM, loss)
+        if isinstance(tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy):
+            # Keras reduces a multi-worker step's outputs with a MEAN along axis 0, which a
+            # scalar lacks: give it one, the reduction takes it away again.
+            loss = tf.reshape(loss, [1])
+        return {"loss": loss}

@@ -1,0 +1,129 @@
+import json
+
+import keras
+import numpy as np
+import pytest
+
+import tfds_scan
+from compgen_tf.data import encode_split, epoch_batches, gather_batch
+from compgen_tf.models import AttentionSeq2Seq
+from compgen_tf.training.batches import SplitBatches
+from compgen_tf.training.callbacks import BEST_MODEL, ExactMatchSelection, TrainingProgress
+from compgen_tf.training.fit import fit_split, learning_rate_schedule
+from compgen_tf.vocabulary import Vocabulary
+
+# A small slice of SCAN: the commands of at most 3 words.
+EXAMPLES = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands() if len(c.split()) <= 3]
+TRAINING = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0,
+            "teacher_forcing_ratio": 0.5, "eval_every": 5, "checkpoint_every": 5,
+            "patience": 100}
+
+
+def make_model():
+    keras.utils.set_random_seed(0)
+    source = Vocabulary.from_texts(c for c, _ in EXAMPLES)
+    target = Vocabulary.from_texts(a for _, a in EXAMPLES)
+    return AttentionSeq2Seq(source.words, target.words, embedding_dim=16, hidden_units=16,
+                            dropout=0.1, max_output_length=12)
+
+
+def run(run_dir, max_steps, callbacks=(), **overrides):
+    """Trains the tiny model in `run_dir` with `fit_split`; returns (model, summary)."""
+    model = make_model()
+    split = encode_split(model, EXAMPLES)
+    settings = dict(TRAINING, max_steps=max_steps, **overrides)
+    return model, fit_split(model, settings, run_dir, split, split, seed=3, verbose=0,
+                            callbacks=callbacks)
+
+
+class DieAtStep(keras.callbacks.Callback):
+    """Stands for a killed process: raises once the optimizer has taken `step` steps."""
+
+    def __init__(self, step):
+        super().__init__()
+        self.step = step
+
+    def on_train_batch_end(self, batch, logs=None):
+        if int(self.model.optimizer.iterations.numpy()) >= self.step:
+            raise KeyboardInterrupt
+
+
+def test_epoch_batches_cover_every_example_once_and_are_deterministic():
+    model = make_model()
+    split = encode_split(model, EXAMPLES)
+    batches = epoch_batches(split, 7, seed=1, epoch=0)
+    indices = np.concatenate(batches)
+    assert sorted(indices) == list(range(len(EXAMPLES)))
+    again = epoch_batches(split, 7, seed=1, epoch=0)
+    assert all(np.array_equal(a, b) for a, b in zip(batches, again))
+    assert not all(np.array_equal(a, b)
+                   for a, b in zip(batches, epoch_batches(split, 7, seed=1, epoch=1)))
+    source, target = gather_batch(split, batches[0], length_bucket=8)
+    assert target.shape[1] % 8 == 0 or target.shape[1] == split.target_ids.shape[1]
+    stream = SplitBatches(split, 7, seed=1)
+    assert stream.batches_per_epoch == len(batches)
+    for step, index in ((0, 0), (len(batches) + 2, 2)):  # step -> (epoch, batch) of the epoch
+        epoch_of_step = epoch_batches(split, 7, seed=1, epoch=step // len(batches))
+        np.testing.assert_array_equal(stream.batch(step)[1],
+                                      gather_batch(split, epoch_of_step[index])[1])
+
+
+def test_interrupted_training_resumes_exactly(tmp_path):
+    straight, _ = run(tmp_path / "straight", max_steps=20)
+    with pytest.raises(KeyboardInterrupt):  # dies at step 12; the last checkpoint is at 10
+        run(tmp_path / "interrupted", max_steps=20, callbacks=[DieAtStep(12)])
+    resumed, summary = run(tmp_path / "interrupted", max_steps=20)
+    assert summary["steps"] == 20
+    for a, b in zip(straight.weights, resumed.weights):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6, err_msg=a.path)
+    history = [json.loads(line) for line in (tmp_path / "straight/history.jsonl").open()]
+    assert [h["step"] for h in history] == [5, 10, 15, 20]
+    resumed_history = [json.loads(line)
+                       for line in (tmp_path / "interrupted/history.jsonl").open()]
+    assert [h["step"] for h in resumed_history] == [5, 10, 15, 20]
+    assert [h["val_accuracy"] for h in resumed_history] == [h["val_accuracy"] for h in history]
+
+
+def test_patience_survives_a_restart(tmp_path):
+    # patience 2 with a learning rate that cannot learn: the run stops at the third
+    # evaluation, although the second process only sees one.
+    with pytest.raises(KeyboardInterrupt):
+        run(tmp_path, max_steps=100, callbacks=[DieAtStep(12)], patience=2, learning_rate=1e-9)
+    _, summary = run(tmp_path, max_steps=100, patience=2, learning_rate=1e-9)
+    assert summary["steps"] == 15 and summary["best_step"] == 5, summary
+    _, again = run(tmp_path, max_steps=100, patience=2, learning_rate=1e-9)
+    assert again == summary  # a finished run is not trained again
+
+
+def test_tiny_run_learns_training_set_and_keeps_best_model(tmp_path):
+    _, summary = run(tmp_path, max_steps=600, eval_every=50, checkpoint_every=50,
+                     stop_at_accuracy=1.0, learning_rate=0.01)
+    assert summary["best_val_accuracy"] == 1.0, summary
+    assert summary["steps"] < 600  # stopped as soon as validation was perfect
+    best = keras.saving.load_model(tmp_path / BEST_MODEL)
+    commands = [c for c, _ in EXAMPLES]
+    assert best.translate(commands) == [a for _, a in EXAMPLES]
+
+
+def test_non_finite_loss_is_a_clear_error(tmp_path):
+    model = make_model()
+    model.compile(optimizer="adam")
+    selection = ExactMatchSelection(lambda m: 0.0, TrainingProgress(), tmp_path, lambda: None,
+                                    eval_every=5, max_steps=10, patience=2,
+                                    stop_at_accuracy=1.0)
+    selection.set_model(model)
+    selection.on_train_batch_end(0, {"loss": 1.5})
+    with pytest.raises(FloatingPointError, match="training loss became nan at step 0"):
+        selection.on_train_batch_end(1, {"loss": float("nan")})
+
+
+def test_learning_rate_schedule_is_constant_or_halves_stepwise_or_drops_once():
+    assert learning_rate_schedule({"learning_rate": 0.01}) == 0.01
+    schedule = learning_rate_schedule({"learning_rate": 0.01, "learning_rate_decay_steps": 1000,
+                                       "learning_rate_decay_factor": 0.5})
+    rates = [float(schedule(step)) for step in (0, 999, 1000, 2500)]
+    np.testing.assert_allclose(rates, [0.01, 0.01, 0.005, 0.0025], rtol=1e-6)
+    once = learning_rate_schedule({"learning_rate": 0.01, "learning_rate_decay_factor": 0.1,
+                                   "max_steps": 100}, schedule="once")
+    np.testing.assert_allclose([float(once(s)) for s in (0, 50, 51, 99)],
+                               [0.01, 0.01, 0.001, 0.001], rtol=1e-6)
