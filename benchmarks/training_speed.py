@@ -31,12 +31,12 @@ from compgen_tf.versions import package_versions  # noqa: E402
 
 # family -> (model, split or task, training steps, kind)
 FAMILIES = {
-    "seq2seq": ("seq2seq", "simple", 60, "scan"),
-    "equivariant_seq2seq": ("equivariant_seq2seq", "addprim_jump", 12, "scan"),
-    "syntactic_attention": ("syntactic_attention", "addprim_jump", 60, "scan"),
-    "meta_seq2seq": ("meta_seq2seq", "mutual_exclusivity", 40, "meta"),
-    "symbol_convolution": ("symbol_convolution", "composition", 100, "toy"),
-    "stack_lstm": ("stack_lstm", "palindromes", 20, "toy"),
+    "seq2seq": ("seq2seq", "simple", 200, "scan"),
+    "equivariant_seq2seq": ("equivariant_seq2seq", "addprim_jump", 30, "scan"),
+    "syntactic_attention": ("syntactic_attention", "addprim_jump", 200, "scan"),
+    "meta_seq2seq": ("meta_seq2seq", "mutual_exclusivity", 80, "meta"),
+    "symbol_convolution": ("symbol_convolution", "composition", 300, "toy"),
+    "stack_lstm": ("stack_lstm", "palindromes", 40, "toy"),
 }
 
 
