@@ -15,7 +15,6 @@ time old and new training paths in one run. Run it on an idle machine.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shlex
 import sys
@@ -32,7 +31,7 @@ from compgen_tf.versions import package_versions  # noqa: E402
 # family -> (model, split or task, training steps, kind)
 FAMILIES = {
     "seq2seq": ("seq2seq", "simple", 200, "scan"),
-    "equivariant_seq2seq": ("equivariant_seq2seq", "addprim_jump", 30, "scan"),
+    "equivariant_seq2seq": ("equivariant_seq2seq", "addprim_jump", 60, "scan"),
     "syntactic_attention": ("syntactic_attention", "addprim_jump", 200, "scan"),
     "meta_seq2seq": ("meta_seq2seq", "mutual_exclusivity", 80, "meta"),
     "symbol_convolution": ("symbol_convolution", "composition", 300, "toy"),

@@ -1,4 +1,4 @@
-"""Encoded SCAN splits and the length-bucketed batches the trainer consumes."""
+"""Encoded SCAN splits and their length-bucketed batches (see `training.batches`)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(prog="python -m compgen_tf.reproduce", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
+    parser.add_argument("--model", required=True, choices=sorted(registry.SCAN_MODELS))
     parser.add_argument("--split", required=True, choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT")
     parser.add_argument("--seeds", type=int, default=3, help="number of seeds: 0..N-1")
     parser.add_argument("--first-seed", type=int, default=0)

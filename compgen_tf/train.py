@@ -29,7 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m compgen_tf.train", description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default=DEFAULT_MODEL,
-                        choices=sorted(registry.MODELS) + sorted(registry.TASK_MODELS),
+                        choices=sorted(registry.MODELS),
                         help=f"model to train (default: {DEFAULT_MODEL})")
     parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "

@@ -511,7 +511,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="python -m compgen_tf.tune", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
+    parser.add_argument("--model", required=True, choices=sorted(registry.SCAN_MODELS))
     parser.add_argument("--split", required=True, choices=tfds_scan.CONFIG_NAMES,
                         metavar="SPLIT", help="SCAN split; one of: "
                         + ", ".join(tfds_scan.CONFIG_NAMES))

@@ -81,7 +81,7 @@ TINY_SIZES = {
 def test_every_registered_model_is_reproduced_below():
     from compgen_tf import registry
 
-    assert set(TINY_SIZES) == set(registry.MODELS)
+    assert set(TINY_SIZES) == set(registry.SCAN_MODELS)
 
 
 @pytest.mark.parametrize("model", sorted(TINY_SIZES))

@@ -28,7 +28,7 @@ def trials_of(output):
     return json.loads((output / "trials.json").read_text())["trials"]
 
 
-@pytest.mark.parametrize("model", sorted(registry.MODELS))
+@pytest.mark.parametrize("model", sorted(registry.SCAN_MODELS))
 def test_committed_search_space_is_valid(model):
     path = search_space_path(model)
     assert "notes" in json.loads(path.read_text()), f"{path} should say where its ranges come from"
@@ -36,7 +36,7 @@ def test_committed_search_space_is_valid(model):
     assert specs and "notes" not in specs
 
 
-@pytest.mark.parametrize("model", sorted(registry.MODELS))
+@pytest.mark.parametrize("model", sorted(registry.SCAN_MODELS))
 def test_random_search_ranks_trials_writes_best_config_and_resumes(model, tmp_path, capsys):
     output = tmp_path / "tune"
     overrides = tiny_overrides(model)

@@ -124,19 +124,19 @@ def build_composition_model(architecture: str = "convolution", source_vocabulary
                             source_length: int = 2, positions: int = 11, output_length: int = 11,
                             channels: int = 5, l1_x: float = 1e-3, l1_y: float = 1e-3,
                             units: int = 64, learning_rate: float = 0.01) -> keras.Model:
-    """A compiled model from (batch, source_length) word ids to (batch, output_length, positions)
-    logits: the convolutional encoder-decoder, an MLP over the one-hot words, or a recurrent
-    encoder-decoder (LSTM encoder, its final state repeated as the input of an LSTM decoder)."""
+    """A compiled functional model from (batch, source_length) word ids to (batch,
+    output_length, positions) logits: the convolutional encoder-decoder, an MLP over the
+    one-hot words, or a recurrent encoder-decoder (LSTM encoder, its final state repeated as
+    the input of an LSTM decoder)."""
     if architecture not in ARCHITECTURES:
         raise ValueError(f"unknown architecture {architecture!r}; expected one of "
                          f"{ARCHITECTURES}")
+    inputs = keras.Input(shape=(source_length,), dtype="int32", name="source_ids")
     if architecture == "convolution":
-        model = ConvolutionalEncoderDecoder(source_vocabulary_size, positions, channels,
-                                            output_length, l1_x, l1_y,
-                                            name="composition_convolution")
-        model(tf.zeros([1, source_length], tf.int32))
+        logits = ConvolutionalEncoderDecoder(source_vocabulary_size, positions, channels,
+                                             output_length, l1_x, l1_y,
+                                             name="encoder_decoder")(inputs)
     else:
-        inputs = keras.Input(shape=(source_length,), dtype="int32", name="source_ids")
         if architecture == "mlp":
             one_hot = keras.layers.Flatten()(keras.ops.one_hot(inputs, source_vocabulary_size))
             hidden = keras.layers.Dense(units, activation="relu")(one_hot)
@@ -148,7 +148,7 @@ def build_composition_model(architecture: str = "convolution", source_vocabulary
             decoded = keras.layers.LSTM(units, return_sequences=True)(
                 keras.layers.RepeatVector(output_length)(state))
             logits = keras.layers.Dense(positions)(decoded)
-        model = keras.Model(inputs, logits, name=f"composition_{architecture}")
+    model = keras.Model(inputs, logits, name=f"composition_{architecture}")
     model.compile(optimizer=keras.optimizers.Adam(learning_rate),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
                   metrics=["sparse_categorical_accuracy"])

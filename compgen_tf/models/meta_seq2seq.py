@@ -13,7 +13,7 @@ from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
 from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list
 from compgen_tf.training.losses import token_cross_entropy
-from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK
+from compgen_tf.vocabulary import EOS_ID, SOS_ID
 
 # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
 # uniform(-0.05, 0.05) the keys start nearly equal and meta-training stays on the plateau
@@ -280,7 +280,7 @@ class MetaSeq2Seq(Seq2SeqModel):
         dropout: dropout on every embedding and between LSTM layers (0.5).
         support_loss: whether training also asks the model to translate the
             support items as queries (the paper's support loss; on by default).
-            Stored with the model; used by the meta-trainer.
+            Stored with the model; read by meta-training (`EpisodeBatches`).
         decoder_attention: False gives the "no decoder attention" ablation:
             the decoder only sees C_T.
         scaled_decoder_attention: True divides the decoder's attention scores
@@ -321,12 +321,8 @@ class MetaSeq2Seq(Seq2SeqModel):
             embedding_dim=embedding_dim, hidden_units=hidden_units, num_layers=num_layers,
             dropout=dropout, decoder_attention=decoder_attention,
             scaled_decoder_attention=scaled_decoder_attention, memory=memory, name="backbone")
-        self.target_lookup = keras.layers.StringLookup(
-            vocabulary=[SOS, EOS] + self.target_vocabulary.words, mask_token=PAD,
-            oov_token=UNK, output_mode="int", name="target_lookup")
-        self.target_lookup(tf.constant([EOS]))  # an export tracks lookups that have run
 
-    # The backbone's settings, read by the trainer, the export and the tests.
+    # The backbone's settings, read by meta-training, the export and the tests.
     decoder_attention = property(lambda self: self.backbone.decoder_attention)
     scaled_decoder_attention = property(lambda self: self.backbone.scaled_decoder_attention)
     use_memory = property(lambda self: self.backbone.use_memory)
@@ -384,21 +380,6 @@ class MetaSeq2Seq(Seq2SeqModel):
         return self.compute_episode_logits(*inputs, training=training)
 
     # -------------------------------------------------------------- text <-> ids
-    def encode_support_actions(self, actions):
-        """Action strings (batch,) → (ids (batch, length) ending with `<eos>`, error (batch,))."""
-        actions = tf.convert_to_tensor(actions, dtype=tf.string)
-        tokens = tf.strings.split(tf.strings.strip(actions))
-        ids = tf.cast(self.target_lookup(tokens), tf.int32)
-        is_unknown = tf.equal(ids, 1)
-        unknown = tf.strings.reduce_join(tf.ragged.boolean_mask(tokens, is_unknown), axis=1,
-                                         separator=" ")
-        error = tf.where(tf.reduce_any(is_unknown, axis=1),
-                         tf.strings.join(["unknown action(s): ", unknown]), "")
-        error = tf.where(tf.equal(tokens.row_lengths(), 0), "empty actions", error)
-        batch = tf.shape(actions)[0]
-        ids = tf.concat([ids, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], EOS_ID))], axis=1)
-        return ids.to_tensor(default_value=PAD_ID), error
-
     def encode_episode_arrays(self, support_commands, support_actions, query_commands,
                               query_actions=None):
         """Python-side ids of one episode (raises on unknown words): a tuple of int32 arrays.
@@ -452,7 +433,7 @@ class MetaSeq2Seq(Seq2SeqModel):
         """
         self.build()
         support_ids, support_error = self.encode_commands(support_commands)
-        action_ids, action_error = self.encode_support_actions(support_actions)
+        action_ids, action_error = self.preprocessor.encode_actions(support_actions)
         query_ids, error = self.encode_commands(query_commands)
         messages = tf.concat([tf.strings.join(["support command: ", support_error]),
                               tf.strings.join(["support actions: ", action_error])], axis=0)

@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import keras
 import tensorflow as tf
 
+from compgen_tf.models.preprocessor import GRAMMARS, Seq2SeqPreprocessor, grammar_check
 from compgen_tf.training.losses import token_cross_entropy
 from compgen_tf.training.train_step import TrainStep
-from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK, UNK_ID, Vocabulary
-
-# command_grammar -> (the module holding COMMAND_PATTERN, the language as a regular expression
-# over single-spaced words; the per-row error of a command outside it). None checks nothing
-# beyond the words. Imported when a model uses it, so that `import compgen_tf` stays light.
-GRAMMARS = {None: None, "scan": ("tfds_scan.grammar", "not a SCAN command")}
-
-
-def grammar_check(name):
-    """(pattern, error message) of the command grammar `name`."""
-    module, message = GRAMMARS[name]
-    return importlib.import_module(module).COMMAND_PATTERN, message
-
+from compgen_tf.vocabulary import EOS_ID, PAD_ID, Vocabulary
 
 class Seq2SeqModel(TrainStep, keras.Model):
     """A Keras model that owns its vocabularies and maps command strings to action strings.
@@ -71,15 +59,12 @@ class Seq2SeqModel(TrainStep, keras.Model):
         self.max_input_length = int(max_input_length)
         self.max_output_length = int(max_output_length)
         self.source_starts_with_sos = bool(source_starts_with_sos)
-        # Same index layout as Vocabulary: 0 <pad>, 1 <unk>, 2 <sos>, 3 <eos>, words.
-        self.source_lookup = keras.layers.StringLookup(
-            vocabulary=[SOS, EOS] + self.source_vocabulary.words, mask_token=PAD,
-            oov_token=UNK, output_mode="int", name="source_lookup")
-        self._target_tokens = tf.constant(self.target_vocabulary.tokens)
-        # <pad>, <unk> and <sos> are never a correct output: rule them out of every prediction.
-        self._output_logit_offset = tf.constant(
-            [-1e9 if i in (PAD_ID, UNK_ID, SOS_ID) else 0.0
-             for i in range(len(self.target_vocabulary))], tf.float32)
+        # Strings <-> ids inside the graph; the Python `Vocabulary` objects share its layout.
+        self.preprocessor = Seq2SeqPreprocessor(
+            self.source_vocabulary.words, self.target_vocabulary.words,
+            max_input_length=self.max_input_length,
+            source_starts_with_sos=self.source_starts_with_sos,
+            command_grammar=command_grammar, name="preprocessor")
 
     @property
     def source_vocabulary_size(self) -> int:
@@ -140,10 +125,6 @@ class Seq2SeqModel(TrainStep, keras.Model):
         memory = self.backbone.encode(tf.convert_to_tensor(source_ids, tf.int32))
         return self.backbone.decoder.greedy(memory, max_length or self.max_output_length)
 
-    def mask_special_logits(self, logits):
-        """Adds -1e9 to the logits of `<pad>`, `<unk>` and `<sos>`."""
-        return logits + tf.cast(self._output_logit_offset, logits.dtype)
-
     def call(self, inputs, training=False):
         source_ids, target_ids = inputs
         return self.compute_logits(source_ids, target_ids, training=training)
@@ -160,57 +141,14 @@ class Seq2SeqModel(TrainStep, keras.Model):
 
     # -------------------------------------------------------------- text <-> ids
     def encode_commands(self, commands):
-        """Commands (string tensor, shape (batch,)) → (ids, error).
-
-        Returns:
-            ids: int32 (batch, length), wrapped in `<sos>`/`<eos>` as configured,
-                `<pad>` after. A row whose command is invalid is encoded as the
-                empty command so that decoding it cannot fail.
-            error: string (batch,), empty where the command is valid, else a
-                message: empty command, too many words, the unknown words, or (with a
-                `command_grammar`) a command outside the language.
-        """
-        commands = tf.convert_to_tensor(commands, dtype=tf.string)
-        words = tf.strings.split(tf.strings.strip(commands))
-        ids = tf.cast(self.source_lookup(words), tf.int32)
-        n_words = words.row_lengths()
-        is_unknown = tf.equal(ids, UNK_ID)
-        unknown_words = tf.strings.reduce_join(
-            tf.ragged.boolean_mask(words, is_unknown), axis=1, separator=" ")
-        has_unknown = tf.reduce_any(is_unknown, axis=1)
-        is_empty = tf.equal(n_words, 0)
-        is_too_long = n_words > self.max_input_length
-        error = tf.where(has_unknown, tf.strings.join(["unknown word(s): ", unknown_words]), "")
-        error = tf.where(is_too_long, tf.strings.join([
-            "command too long: ", tf.strings.as_string(n_words), " words, the maximum is ",
-            str(self.max_input_length)]), error)
-        error = tf.where(is_empty, "empty command", error)
-        if self.command_grammar is not None:
-            pattern, message = grammar_check(self.command_grammar)
-            sentence = tf.strings.reduce_join(words, axis=1, separator=" ")
-            outside = tf.logical_not(tf.strings.regex_full_match(sentence, pattern))
-            error = tf.where(tf.equal(error, "") & outside, message, error)
-        valid = tf.equal(error, "")
-        ids = tf.ragged.boolean_mask(ids, tf.ones_like(ids, tf.bool) & valid[:, None])
-        batch = tf.shape(commands)[0]
-        pieces = [ids, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], EOS_ID))]
-        if self.source_starts_with_sos:
-            pieces.insert(0, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], SOS_ID)))
-        ids = tf.concat(pieces, axis=1).to_tensor(default_value=PAD_ID)
-        return ids, error
+        """Commands (string (batch,)) → (ids, per-row error); see
+        `Seq2SeqPreprocessor.encode_commands`."""
+        return self.preprocessor.encode_commands(commands)
 
     def decode_actions(self, ids):
-        """Output ids (batch, length) → (actions, finished).
-
-        `actions` joins the tokens before the first `<eos>` with spaces;
-        `finished` tells whether an `<eos>` was emitted at all.
-        """
-        ids = tf.convert_to_tensor(ids, tf.int32)
-        is_eos = tf.equal(ids, EOS_ID)
-        before_eos = tf.equal(tf.cumsum(tf.cast(is_eos, tf.int32), axis=1), 0)
-        keep = before_eos & tf.not_equal(ids, PAD_ID) & tf.not_equal(ids, SOS_ID)
-        tokens = tf.ragged.boolean_mask(tf.gather(self._target_tokens, ids), keep)
-        return tf.strings.reduce_join(tokens, axis=1, separator=" "), tf.reduce_any(is_eos, axis=1)
+        """Output ids (batch, length) → (actions, finished); see
+        `Seq2SeqPreprocessor.decode_actions`."""
+        return self.preprocessor.decode_actions(ids)
 
     def encode_actions(self, actions):
         """Action strings → ids (batch, length) ending with `<eos>`, `<pad>` after.

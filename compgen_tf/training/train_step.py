@@ -48,6 +48,17 @@ class TrainStep:
     def token_loss(self, data, training=True, seed=None):
         raise NotImplementedError
 
+    # Keras turns `jit_compile=True` off for a model holding a layer that XLA cannot compile,
+    # and a task model holds its preprocessor's StringLookup tables. `train_step` reads ids
+    # and never calls them, so the setting is kept as given.
+    @property
+    def jit_compile(self):
+        return bool(getattr(self, "_jit_compile", False))
+
+    @jit_compile.setter
+    def jit_compile(self, value):
+        self._jit_compile = bool(value)
+
     # Training settings are not part of a saved model: `fit_run` compiles from the run's
     # configuration, and a loaded model translates without being compiled.
     def get_compile_config(self):

@@ -1,0 +1,121 @@
+"""Every registered model: a task model from `registry.build`, a functional backbone that
+`summary()` and `plot_model` show, and a few steps of plain `fit` on data read through the
+repository's TFDS builders."""
+
+import io
+import shutil
+from contextlib import redirect_stdout
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_datasets as tfds
+
+import tfds_scan
+from compgen_tf import registry
+from compgen_tf.models.backbone import Backbone
+from compgen_tf.models.toy_task import ToyTask
+
+TINY = {
+    "seq2seq": dict(embedding_dim=8, hidden_units=8),
+    "equivariant_seq2seq": dict(embedding_dim=4, hidden_units=4),
+    "syntactic_attention": dict(semantic_dim=8, syntax_embedding_dim=8, syntax_units=8,
+                                encoder_units=8),
+    "meta_seq2seq": dict(embedding_dim=8, hidden_units=8, num_layers=1),
+}
+
+
+def test_every_model_is_registered_once_with_its_tasks():
+    assert set(registry.MODELS) == set(registry.SCAN_MODELS) | set(registry.TASK_MODELS)
+    assert registry.MODELS["syntactic_attention"].tasks == tuple(tfds_scan.CONFIG_NAMES)
+    assert registry.MODELS["stack_lstm"].tasks == ("palindromes", "palindromes_depth")
+    with pytest.raises(ValueError, match="unknown model 'lstm'; available: "):
+        registry.build("lstm")
+    with pytest.raises(ValueError, match="does not train on 'palindromes'"):
+        registry.build("mlp_baseline", "palindromes")
+
+
+@pytest.mark.parametrize("name", sorted(registry.MODELS))
+def test_build_gives_a_task_model_with_a_functional_backbone(name, tmp_path):
+    task = registry.build(name, **TINY.get(name, {}))
+    backbone = task.backbone
+    assert isinstance(backbone, keras.Model) and backbone.inputs and backbone.outputs
+    # Functional: the layers are wired between keras.Inputs, so summary() has shapes ...
+    text = io.StringIO()
+    with redirect_stdout(text):
+        backbone.summary()
+    summary = text.getvalue()
+    assert "Output Shape" in summary
+    layers = [layer for layer in backbone.layers if not isinstance(layer, keras.layers.InputLayer)]
+    assert len(layers) >= 2
+    for layer in layers:
+        assert layer.name in summary
+    # ... and plot_model has a graph to draw.
+    dot = keras.utils.model_to_dot(backbone, show_shapes=True)
+    drawn = " ".join(str(node.get("label")) for node in dot.get_nodes())
+    assert all(layer.name in drawn for layer in layers)
+    if shutil.which("dot"):  # rendering needs Graphviz
+        keras.utils.plot_model(backbone, to_file=tmp_path / "backbone.png", show_shapes=True)
+        assert (tmp_path / "backbone.png").stat().st_size > 1000
+    if isinstance(backbone, Backbone):
+        # A backbone rebuilds from its config with the same graph.
+        again = type(backbone).from_config(backbone.get_config())
+        assert [w.shape for w in again.weights] == [w.shape for w in backbone.weights]
+
+
+def _scan_dataset(task, data_dir):
+    """16 add-jump training examples from the OfflineScan TFDS builder, as `fit` reads them."""
+    examples = tfds_scan.load("addprim_jump", "train", data_dir=data_dir).take(16)
+    return examples.batch(8).map(task.preprocessor.dataset_fn())
+
+
+def _toy_dataset(name, task_name, data_dir):
+    """A few examples of the toy task's TFDS builder, as (inputs, targets[, weights])."""
+    from compgen_tf.models.palindromes import palindrome_arrays
+    from compgen_tf.toy_runs import composition_arrays
+    from tfds_scan.toy_palindromes import ToyPalindromesConfig
+
+    if task_name == "rule_learning":
+        builder = tfds_scan.ToyRuleLearning(data_dir=data_dir)
+    elif task_name == "composition":
+        builder = tfds_scan.ToyComposition(config="seed0", data_dir=data_dir)
+    else:
+        builder = tfds_scan.ToyPalindromes(
+            config=ToyPalindromesConfig(name="tiny", train_size=40, test_size=4),
+            data_dir=data_dir)
+    builder.download_and_prepare()
+    rows = list(tfds.as_numpy(builder.as_dataset(split="train").take(16)))
+    if task_name == "rule_learning":
+        arrays = (np.stack([r["array"] for r in rows]), np.array([r["label"] for r in rows]))
+    elif task_name == "composition":
+        arrays = composition_arrays([(r["commands"].decode(), r["actions"].decode())
+                                     for r in rows])[:2]
+    else:
+        arrays = palindrome_arrays([r["text"].decode() for r in rows])
+    return tf.data.Dataset.from_tensor_slices(arrays).batch(8)
+
+
+@pytest.mark.parametrize("name", sorted(registry.MODELS))
+def test_each_task_model_fits_with_plain_fit_on_tfds_data(name, tmp_path):
+    keras.utils.set_random_seed(0)
+    spec = registry.MODELS[name]
+    task = registry.build(name, **TINY.get(name, {}))
+    if spec.trains_on == "scan":
+        dataset = _scan_dataset(task, tmp_path)
+        task.compile(optimizer=keras.optimizers.Adam(0.01), clip_norm=5.0)
+    elif spec.trains_on == "episodes":
+        from compgen_tf.meta_training import EpisodeBatches
+        from compgen_tf.training.batches import training_dataset
+
+        dataset = training_dataset(EpisodeBatches(task, spec.tasks[0], seed=0), 0).take(2)
+        task.compile(optimizer=keras.optimizers.Adam(0.01), clip_norm=50.0)
+    else:
+        assert isinstance(task, ToyTask)
+        dataset = _toy_dataset(name, spec.tasks[0], tmp_path)
+    before = [w.numpy() for w in task.trainable_weights]
+    history = task.fit(dataset, epochs=2, verbose=0)
+    assert np.all(np.isfinite(history.history["loss"]))
+    moved = [not np.array_equal(b, w.numpy()) for b, w in zip(before, task.trainable_weights)]
+    assert sum(moved) >= len(moved) // 2, [w.path for w, m in zip(task.trainable_weights, moved)
+                                           if not m]
