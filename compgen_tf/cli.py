@@ -25,7 +25,6 @@ COMMANDS = {
     "reproduce": ("compgen_tf.reproduce", "several seeds of a SCAN model, summary in results/"),
     "reproduce-meta": ("compgen_tf.meta_training", "several seeds of meta seq2seq on a task"),
     "reproduce-toy": ("compgen_tf.toy_runs", "several seeds of a toy-task model"),
-    "rule-learning": ("compgen_tf.models.rule_learning", "the rule-learning experiment"),
     "report": ("compgen_tf.report", "regenerate results/README.md and the plots"),
     "errors": ("compgen_tf.error_analysis", "kinds of wrong translations of a run"),
     "plot-attention": ("compgen_tf.plot_attention", "attention heat map of one translation"),

@@ -1,6 +1,12 @@
 """Train several seeds and commit the summary: `python -m compgen_tf.reproduce`.
 
     python -m compgen_tf.reproduce --model seq2seq --split simple --seeds 3
+    python -m compgen_tf.reproduce --model meta_seq2seq --task add_jump_permutation --seeds 3
+    python -m compgen_tf.reproduce --model stack_lstm --task palindromes --seeds 5
+
+Every registered model: a model that trains on episodes or a toy task (`--task`) is handed
+to its own tool (`compgen_tf.meta_training`, `compgen_tf.toy_runs`: the same seeds, run
+directories and results files; see their `--help`).
 
 Each seed is an ordinary run directory (`runs/<model>/<name>/seed<N>`); seeds
 that already finished are not trained again, interrupted ones resume. The
@@ -21,6 +27,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import importlib
 import json
 import shlex
 import subprocess
@@ -34,12 +41,43 @@ from compgen_tf.results import (RESULTS_DIR, earlier_results, run_record, withou
 from compgen_tf.versions import package_versions
 
 
+def _option(argv, name):
+    """The value of option `name` in `argv` (`--name V` or `--name=V`), or None."""
+    for index, arg in enumerate(argv):
+        if arg == name and index + 1 < len(argv):
+            return argv[index + 1]
+        if arg.startswith(name + "="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def _without_option(argv, name):
+    out, skip = [], False
+    for index, arg in enumerate(argv):
+        if skip:
+            skip = False
+        elif arg == name:
+            skip = True
+        elif not arg.startswith(name + "="):
+            out.append(arg)
+    return out
+
+
 def main(argv=None) -> int:
     import tfds_scan
 
+    argv = sys.argv[1:] if argv is None else list(argv)
+    model = _option(argv, "--model")
+    if model in registry.TASK_MODELS:
+        module = importlib.import_module(registry.TASK_MODELS[model])
+        # meta-training has one model: its tool takes no --model.
+        return module.main(_without_option(argv, "--model") if model == "meta_seq2seq"
+                           else argv)
+
     parser = argparse.ArgumentParser(prog="python -m compgen_tf.reproduce", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.SCAN_MODELS))
+    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS),
+                        help="a SCAN model here; the others are handed to their own tool")
     parser.add_argument("--split", required=True, choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT")
     parser.add_argument("--seeds", type=int, default=3, help="number of seeds: 0..N-1")
     parser.add_argument("--first-seed", type=int, default=0)
@@ -54,7 +92,6 @@ def main(argv=None) -> int:
     parser.add_argument("--quiet", action="store_true")
     parser.add_argument("--no-results", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    argv = sys.argv[1:] if argv is None else list(argv)
     if args.seeds < 1 or args.jobs < 1:
         parser.error("--seeds and --jobs must be at least 1")
     name = args.name or args.split

@@ -35,11 +35,12 @@ def default_run_dir(model: str, split: str, seed: int) -> Path:
 
 
 def split_examples(split: str, part: str, data: dict):
-    """Examples of `part` ("fit", "train", "validation" or "test") of a SCAN split."""
-    return tfds_scan.load_examples(split, part,
-                                   validation_fraction=data.get("validation_fraction", 0.1),
-                                   validation_seed=data.get("validation_seed", 0),
-                                   validation_carve=data.get("validation_carve", "random"))
+    """Examples of `part` ("fit", "train", "validation" or "test") of a SCAN split, read
+    through the repository's TFDS builder (`tfds_scan.load`, built offline on first use)."""
+    return tfds_scan.load_pairs(split, part,
+                                validation_fraction=data.get("validation_fraction", 0.1),
+                                validation_seed=data.get("validation_seed", 0),
+                                validation_carve=data.get("validation_carve", "random"))
 
 
 def prepare_run_dir(run_dir, resolved: dict) -> None:
@@ -58,10 +59,14 @@ def prepare_run_dir(run_dir, resolved: dict) -> None:
 
 
 def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
-              evaluate_splits=EVALUATED_SPLITS, strategy=None) -> dict | None:
+              evaluate_splits=EVALUATED_SPLITS, strategy=None,
+              warm_start_from=None) -> dict | None:
     """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
 
     Re-running with the same run directory resumes; a finished run is only re-evaluated.
+    `warm_start_from`: a run directory of the same model and seed (a Hyperband trial's
+    parent) whose last checkpoint this run continues from, up to its own `max_steps`;
+    recorded in the metrics as `warm_start` (used only when `run_dir` has no checkpoint yet).
     `evaluate_splits` names the splits scored after training (tuning leaves out "test").
     `strategy` is a `tf.distribute` strategy (`compgen_tf.distribute.make_strategy`). Under
     `multi_worker` only the chief writes `run_dir` and evaluates; every other worker keeps
@@ -86,18 +91,35 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
                                      target.words)
     fit = encode_split(model, split_examples(config["split"], "fit", data))
     validation = encode_split(model, split_examples(config["split"], "validation", data))
+    warm_start = None
+    if warm_start_from is not None and not (run_dir / "checkpoints").exists():
+        warm_start = copy_checkpoint(warm_start_from, run_dir)
     summary = fit_split(model, config["training"], run_dir, fit, validation, seed=seed,
                         length_bucket=data.get("length_bucket", 8), strategy=strategy,
-                        verbose=verbose)
+                        verbose=verbose, extend=warm_start is not None)
     if run_dir != chief_dir:
         shutil.rmtree(run_dir)
         wait_for_workers(strategy)
         return None
     metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose)
     metrics.update(summary, command=command)
+    if warm_start is not None:
+        metrics["warm_start"] = warm_start
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     wait_for_workers(strategy)
     return metrics
+
+
+def copy_checkpoint(source_run, run_dir) -> dict:
+    """Copies a run's checkpoints, best model and history into `run_dir`, so that a longer
+    run continues from there; returns {"from": source_run, "step": the checkpoint's step}."""
+    source_run, run_dir = Path(source_run), Path(run_dir)
+    shutil.copytree(source_run / "checkpoints", run_dir / "checkpoints")
+    for name in (BEST_MODEL, "history.jsonl"):
+        if (source_run / name).exists():
+            shutil.copy2(source_run / name, run_dir / name)
+    latest = tf.train.latest_checkpoint(str(run_dir / "checkpoints"))
+    return {"from": str(source_run), "step": int(latest.rsplit("-", 1)[1])}
 
 
 def load_run_model(run_dir):

@@ -18,8 +18,8 @@ of those lengths (`test`, the paper's in-domain test) and on lengths 29-37
 tested on strings with more (`depth_test`). Validation sets are carved from the
 training data and select the saved model; test sets are scored once, at the end.
 
-A run interrupted mid-training resumes from `backup/` when the same command is
-run again; a finished run (its `metrics.json` written) is not trained again.
+A run interrupted mid-training resumes exactly from `checkpoints/` when the same command
+is run again; a finished run (its `metrics.json` written) is not trained again.
 
 `python -m compgen_tf.toy_runs --model MODEL --task TASK --seeds 5` trains the
 missing seeds and writes `results/MODEL/<name>.json` (`compgen_tf.results`).
@@ -34,13 +34,13 @@ from pathlib import Path
 
 import keras
 import numpy as np
-import tensorflow as tf
 
 from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate_schedule,
                                config_path, load_config)
 from compgen_tf.runs import prepare_run_dir
-from compgen_tf.training.callbacks import BEST_MODEL, append_history
-from compgen_tf.training.fit import learning_rate_schedule
+from compgen_tf.training.batches import ArrayBatches
+from compgen_tf.training.callbacks import BEST_MODEL
+from compgen_tf.training.fit import TOY_TRAINING_DEFAULTS, fit_run, training_settings
 from compgen_tf.versions import package_versions
 
 MODEL_TASKS = {
@@ -163,58 +163,16 @@ def build_model(model_name: str, task: str, model_args: dict) -> keras.Model:
 
 # --------------------------------------------------------------------- training
 
-class _Selection(keras.callbacks.Callback):
-    """Scores the validation split every `eval_every` steps, keeps the best model, stops early.
-
-    Best: the highest validation accuracy, ties broken by the lower validation loss.
-
-    Its state (best accuracy, patience, elapsed time) lives in `selection.json` so that a
-    resumed run continues where it stopped.
-    """
-
-    def __init__(self, task, validation, run_dir: Path, training: dict, steps_per_epoch: int):
-        super().__init__()
-        self.task, self.validation, self.run_dir = task, validation, run_dir
-        self.patience = training.get("patience", 10)
-        self.stop_at = training.get("stop_at_accuracy", 1.01)
-        self.steps_per_epoch = steps_per_epoch
-        self.state_file = run_dir / "selection.json"
-        self.state = (json.loads(self.state_file.read_text()) if self.state_file.exists() else
-                      {"best_accuracy": -1.0, "best_loss": math.inf, "best_step": 0,
-                       "since_best": 0, "elapsed_s": 0.0, "steps": 0})
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.started = time.perf_counter()
-
-    def on_epoch_end(self, epoch, logs=None):
-        step = (epoch + 1) * self.steps_per_epoch
-        scores = score(self.task, self.model, self.validation)
-        accuracy, loss = scores["accuracy"], scores["loss"]
-        state = self.state
-        state["elapsed_s"] += time.perf_counter() - self.started
-        state["steps"] = step
-        if (accuracy > state["best_accuracy"] or (accuracy == state["best_accuracy"]
-                                                  and loss < state["best_loss"])):
-            state.update(best_accuracy=accuracy, best_loss=loss, best_step=step, since_best=0)
-            self.model.save(self.run_dir / BEST_MODEL)
-        else:
-            state["since_best"] += 1
-        if accuracy >= self.stop_at or state["since_best"] >= self.patience:
-            self.model.stop_training = True
-        append_history(self.run_dir, {"step": step, "loss": round(float(logs.get("loss", 0)), 5),
-                                      "val_accuracy": accuracy, "val_loss": round(loss, 5),
-                                      "elapsed_s": round(state["elapsed_s"], 1)})
-        self.state_file.write_text(json.dumps(state) + "\n")
-
-
 def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
                   command: str = "", data: dict | None = None) -> dict:
     """Trains `config["model"]` on `config["task"]` into `run_dir`; returns its metrics.
 
-    Training runs in chunks of `eval_every` steps (`max_steps` rounded up to a whole chunk),
-    each followed by a validation. A finished run is returned as it is; an interrupted one
-    resumes from `run_dir/backup` at the last finished chunk (its data order restarts).
-    `data` (from `task_data`) saves regenerating the datasets.
+    The library's one training path (`compgen_tf.training.fit.fit_run`): batches of the
+    fit split reshuffled every epoch (`ArrayBatches`), a validation every `eval_every`
+    steps (best: the highest validation accuracy, ties broken by the lower validation
+    loss), early stopping, and a checkpoint from which an interrupted run resumes exactly.
+    A finished run is returned as it is. `data` (from `task_data`) saves regenerating the
+    datasets.
     """
     run_dir = Path(run_dir)
     metrics_file = run_dir / "metrics.json"
@@ -226,27 +184,17 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     data = data or task_data(task, seed, config["data"])
     keras.utils.set_random_seed(seed)
     model = build_model(config["model"], task, config["model_args"])
-    model.compile(optimizer=keras.optimizers.Adam(learning_rate_schedule(training),
-                                                  global_clipnorm=training.get("clip_norm")),
-                  loss=model.loss, jit_compile=training.get("jit_compile", False))
     inputs, targets, weights = data["fit"]
-    tensors = (inputs, targets) if weights is None else (inputs, targets, weights)
-    batch_size = training.get("batch_size", 64)
-    dataset = (tf.data.Dataset.from_tensor_slices(tensors)
-               .shuffle(len(inputs), seed=seed, reshuffle_each_iteration=True)
-               .repeat().batch(batch_size))
-    eval_every = min(training.get("eval_every", 100), training.get("max_steps", 1000))
-    epochs = math.ceil(training.get("max_steps", 1000) / eval_every)
-    selection = _Selection(task, data["validation"], run_dir, training, eval_every)
-    model.fit(dataset, epochs=epochs, steps_per_epoch=eval_every, verbose=verbose, shuffle=False,
-              callbacks=[selection, keras.callbacks.BackupAndRestore(str(run_dir / "backup"))])
-
-    state = selection.state
-    metrics = {"model": config["model"], "task": task, "seed": seed,
-               "steps": state["steps"], "best_step": state["best_step"],
-               "best_val_accuracy": state["best_accuracy"],
-               "wall_time_s": round(state["elapsed_s"], 1), "command": command}
-    metrics.update(_score_best_model(run_dir, task, data, ["validation"] + list(TEST_SPLITS[task])))
+    arrays = (inputs, targets) if weights is None else (inputs, targets, weights)
+    settings = training_settings(training, TOY_TRAINING_DEFAULTS, "every")
+    summary = fit_run(model, training, run_dir,
+                      ArrayBatches(arrays, settings["batch_size"], seed),
+                      lambda m: score(task, m, data["validation"]), seed=seed,
+                      verbose=verbose, defaults=TOY_TRAINING_DEFAULTS)
+    metrics = {"model": config["model"], "task": task, "seed": seed, **summary,
+               "command": command}
+    metrics.update(_score_best_model(run_dir, task, data,
+                                     ["validation"] + list(TEST_SPLITS[task])))
     metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 

@@ -30,11 +30,12 @@ Training budget of a trial:
   at most `--max-epochs`, default 27, shrinking by `--factor`); it becomes
   `training.max_steps` = epochs x steps per epoch, where an epoch is `--steps N`
   steps if given, else one pass over the fit split (ceil(examples / batch size) of
-  that trial). Every hyperband trial trains from scratch for its whole budget
-  (a finished run directory cannot be extended); the trial it was promoted from is
-  shown in the `from` column. The full schedule of `--max-epochs 27 --factor 3` is 70
-  trials and 450 epochs of training in all (`--max-epochs 9`: 23 trials, 87 epochs);
-  `--max-trials` caps it.
+  that trial). A trial promoted from a shorter one (the `from` column) continues
+  that trial's run from its last checkpoint (weights, optimizer, data position, best
+  score) up to its own budget, as keras-tuner's Hyperband does with `fit`; its
+  metrics.json records `warm_start`. The full schedule of `--max-epochs 27 --factor 3` is 70
+  trials with 450 epochs of budget in all (`--max-epochs 9`: 23 trials, 87 epochs), of
+  which a promoted trial trains only its extra epochs; `--max-trials` caps it.
 - `--tuner random` / `bayesian`: `--steps N` fixes `training.max_steps`,
   `--max-epochs N` sets it to N passes over the fit split; with neither, the
   configuration's own `max_steps` applies. Early stopping (patience) still applies.
@@ -378,8 +379,13 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
             keras.backend.clear_session()
             gc.collect()
             # Tuning never looks at the test split.
+            # A Hyperband trial promoted from a shorter one continues that trial's run.
+            parent = values.get("tuner/trial_id")
+            parent_run = (Path(self.get_trial_dir(parent)) / "run") if parent else None
             metrics = train_run(config, run_dir, seed=seed, verbose=0, command=command,
-                                evaluate_splits=TUNING_SPLITS)
+                                evaluate_splits=TUNING_SPLITS,
+                                warm_start_from=parent_run if parent_run and
+                                (parent_run / "checkpoints").exists() else None)
             return {OBJECTIVE: float(metrics["accuracy"]["validation"])}
 
         def on_trial_begin(self, trial):

@@ -69,7 +69,7 @@ def test_composition_model_round_trips(tmp_path):
     model.save(tmp_path / "composition.keras")
     loaded = keras.saving.load_model(tmp_path / "composition.keras")
     np.testing.assert_allclose(loaded.predict(source, verbose=0), before, atol=1e-6)
-    assert loaded.get_config()["channels"] == 5
+    assert loaded.get_layer("encoder_decoder").get_config()["channels"] == 5
 
 
 def test_arrays_encode_actions_then_padding():

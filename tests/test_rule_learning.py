@@ -1,27 +1,40 @@
+"""Rule learning (Table 1 of "Symmetry and systematicity") through the one training path."""
+
 import numpy as np
 import pytest
 
-from compgen_tf.models.rule_learning import build_rule_learning_model, main, run_rule_learning
+from compgen_tf import toy_runs
+from compgen_tf.config import apply_overrides, config_path, load_config
+from compgen_tf.models.rule_learning import build_rule_learning_model
 from compgen_tf.results import load_results
 
 
-def test_symbol_convolution_generalizes_to_unseen_syllables():
+def _test_accuracy(model, seed, tmp_path, steps=150):
+    config = apply_overrides(load_config(config_path(model, "rule_learning")),
+                             [f"training.max_steps={steps}"])
+    config.update(model=model, task="rule_learning")
+    metrics = toy_runs.train_toy_run(config, tmp_path / f"{model}{seed}", seed=seed, verbose=0)
+    return metrics["accuracy"]
+
+
+def test_symbol_convolution_generalizes_to_unseen_syllables(tmp_path):
     for seed in range(2):
-        record = run_rule_learning("convolution", seed, epochs=150)
-        assert record["test_accuracy"] == 1.0 and record["val_accuracy"] == 1.0
+        accuracy = _test_accuracy("symbol_convolution", seed, tmp_path)
+        assert accuracy["test"] == 1.0 and accuracy["validation"] == 1.0, accuracy
 
 
-def test_mlp_does_not_generalize_to_unseen_syllables():
-    accuracies = [run_rule_learning("mlp", seed, epochs=150)["test_accuracy"]
-                  for seed in range(3)]
+def test_mlp_does_not_generalize_to_unseen_syllables(tmp_path):
+    accuracies = [_test_accuracy("mlp_baseline", seed, tmp_path)["test"] for seed in range(3)]
     assert np.mean(accuracies) < 0.9
 
 
 def test_results_files_in_the_common_schema(tmp_path):
-    assert main(["--seeds", "1", "--epochs", "5", "--results-dir", str(tmp_path)]) == 0
-    document = load_results(tmp_path / "symbol_convolution" / "rule_learning.json")
+    argv = ["--model", "symbol_convolution", "--task", "rule_learning", "--seeds", "1",
+            "--steps", "5", "--set", "training.eval_every=5", "--quiet",
+            "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")]
+    assert toy_runs.main(argv) == 0
+    document = load_results(tmp_path / "results" / "symbol_convolution" / "rule_learning.json")
     assert document["split"] == "rule_learning" and document["summary"]["n"] == 1
-    assert (tmp_path / "symbol_convolution" / "rule_learning_mlp_baseline.json").exists()
 
 
 def test_unknown_architecture():

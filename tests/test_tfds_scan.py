@@ -357,3 +357,21 @@ def test_carve_that_empties_a_side_is_rejected():
 def _data_dir_kwargs(loader, tmp_path) -> dict:
     # The builds must never start: arguments are checked first.
     return {"data_dir": str(tmp_path / "never_built")} if loader is tfds_scan.load else {}
+
+
+def test_concurrent_first_loads_build_once_and_agree(tmp_path):
+    """Parallel seeds and workers read SCAN through the TFDS builder at once: the first
+    build is locked, and every process reads the same pairs as the grammar generates."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys, tfds_scan; "
+            "print(json.dumps(tfds_scan.load_pairs('simple_p1', 'fit', data_dir=sys.argv[1])))")
+    processes = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path)],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    assert all(p.returncode == 0 for p in processes), [err[-2000:] for _, err in outputs]
+    expected = [list(pair) for pair in tfds_scan.load_examples("simple_p1", "fit")]
+    for out, _ in outputs:
+        assert json.loads(out.strip().splitlines()[-1]) == expected

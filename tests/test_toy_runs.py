@@ -7,6 +7,7 @@ import pytest
 from compgen_tf import evaluate, registry, toy_runs, train
 from compgen_tf.config import load_config
 from compgen_tf.results import load_results
+from compgen_tf.training.callbacks import ModelSelection
 
 TINY = ["--steps", "20", "--set", "training.eval_every=10", "--quiet"]
 
@@ -53,22 +54,30 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
     out = tmp_path / "run"
     argv = ["--model", "mlp_baseline", "--task", "composition", "--output", str(out),
             "--steps", "40", "--set", "training.eval_every=10", "--quiet"]
-    original = toy_runs._Selection.on_epoch_end
+    original = ModelSelection.on_epoch_end
 
     def crash_at_third_evaluation(self, epoch, logs=None):
         if epoch == 2:
             raise KeyboardInterrupt("killed")
         original(self, epoch, logs)
 
-    monkeypatch.setattr(toy_runs._Selection, "on_epoch_end", crash_at_third_evaluation)
+    monkeypatch.setattr(ModelSelection, "on_epoch_end", crash_at_third_evaluation)
     with pytest.raises(KeyboardInterrupt):
         train.main(argv)
-    assert not (out / "metrics.json").exists() and (out / "backup").exists()
-    monkeypatch.setattr(toy_runs._Selection, "on_epoch_end", original)
+    assert not (out / "metrics.json").exists() and (out / "checkpoints").exists()
+    monkeypatch.setattr(ModelSelection, "on_epoch_end", original)
     assert train.main(argv) == 0
     steps = [json.loads(line)["step"] for line in open(out / "history.jsonl")]
     assert steps == [10, 20, 30, 40]
     assert json.loads((out / "metrics.json").read_text())["steps"] == 40
+
+    # The resumed run is the uninterrupted run: same best model, same scores.
+    straight = tmp_path / "straight"
+    assert train.main([a if a != str(out) else str(straight) for a in argv]) == 0
+    resumed_metrics = json.loads((out / "metrics.json").read_text())
+    straight_metrics = json.loads((straight / "metrics.json").read_text())
+    assert resumed_metrics["accuracy"] == straight_metrics["accuracy"]
+    assert resumed_metrics["best_step"] == straight_metrics["best_step"]
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -110,3 +119,19 @@ def test_reproduce_writes_results_per_test_split(tmp_path):
         "--set", "training.learning_rate=0.003"]
     assert toy_runs.main(changed) == 2
     assert not (tmp_path / "runs" / "lstm_baseline" / "palindromes" / "seed3").exists()
+
+
+def test_reproduce_hands_task_models_to_their_own_tool(tmp_path, monkeypatch):
+    from compgen_tf import meta_training, reproduce
+
+    argv = ["--model", "mlp_baseline", "--task", "composition", "--seeds", "1",
+            "--steps", "10", "--set", "training.eval_every=10", "--quiet",
+            "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")]
+    assert reproduce.main(argv) == 0
+    document = load_results(tmp_path / "results" / "mlp_baseline" / "composition.json")
+    assert document["summary"]["n"] == 1
+    assert document["command"].startswith("python -m compgen_tf.toy_runs --model mlp_baseline")
+    seen = []
+    monkeypatch.setattr(meta_training, "main", lambda args: seen.append(args) or 0)
+    assert reproduce.main(["--model=meta_seq2seq", "--task", "mutual_exclusivity"]) == 0
+    assert seen == [["--task", "mutual_exclusivity"]]

@@ -8,7 +8,7 @@ import tfds_scan
 from compgen_tf.data import encode_split, epoch_batches, gather_batch
 from compgen_tf.models import AttentionSeq2Seq
 from compgen_tf.training.batches import SplitBatches
-from compgen_tf.training.callbacks import BEST_MODEL, ExactMatchSelection, TrainingProgress
+from compgen_tf.training.callbacks import BEST_MODEL, ModelSelection, TrainingProgress
 from compgen_tf.training.fit import fit_split, learning_rate_schedule
 from compgen_tf.vocabulary import Vocabulary
 
@@ -108,7 +108,7 @@ def test_tiny_run_learns_training_set_and_keeps_best_model(tmp_path):
 def test_non_finite_loss_is_a_clear_error(tmp_path):
     model = make_model()
     model.compile(optimizer="adam")
-    selection = ExactMatchSelection(lambda m: 0.0, TrainingProgress(), tmp_path, lambda: None,
+    selection = ModelSelection(lambda m: 0.0, TrainingProgress(), tmp_path, lambda: None,
                                     eval_every=5, max_steps=10, patience=2,
                                     stop_at_accuracy=1.0)
     selection.set_model(model)

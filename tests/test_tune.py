@@ -16,8 +16,10 @@ def tiny_overrides(model):
     sizes = sorted(key for key, value in defaults.items()
                    if isinstance(value, int) and not isinstance(value, bool) and value >= 16
                    and not key.startswith("max_"))
+    # Without XLA: compiling each batch shape costs more than the few steps of a test.
     return ([f"model_args.{key}=8" for key in sizes]
-            + ["model_args.max_output_length=8", "training.eval_every=2"])
+            + ["model_args.max_output_length=8", "training.eval_every=2",
+               "training.jit_compile=false"])
 
 
 def as_args(overrides):
@@ -125,6 +127,14 @@ def test_hyperband_maps_epoch_budgets_to_steps(tmp_path):
     promoted = by_epochs[2]
     assert promoted["from_trial"] in {by_epochs[0]["trial_id"], by_epochs[1]["trial_id"]}
     assert promoted["hyperparameters"] == trials[promoted["from_trial"]]["hyperparameters"]
+    # The promoted trial continued its parent's run: 2 steps of its own after the parent's 2,
+    # and its history starts with the parent's evaluation.
+    parent_run = Path(trials[promoted["from_trial"]]["run_dir"])
+    metrics = json.loads((Path(promoted["run_dir"]) / "metrics.json").read_text())
+    assert metrics["warm_start"] == {"from": str(parent_run), "step": 2}
+    history = (Path(promoted["run_dir"]) / "history.jsonl").read_text().splitlines()
+    assert [json.loads(line)["step"] for line in history] == [2, 4]
+    assert history[0] == (parent_run / "history.jsonl").read_text().splitlines()[0]
     assert load_config(output / "best_config.json")["model_args"]["hidden_units"] in (4, 8)
 
 

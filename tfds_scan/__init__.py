@@ -3,13 +3,15 @@
 Example:
     >>> import tfds_scan
     >>> train = tfds_scan.load("addprim_jump", "fit")          # tf.data.Dataset of dicts
-    >>> pairs = tfds_scan.load_examples("addprim_jump", "fit")  # same, as Python pairs
+    >>> pairs = tfds_scan.load_pairs("addprim_jump", "fit")     # same, as Python pairs
+    >>> pairs == tfds_scan.load_examples("addprim_jump", "fit")  # generated without TFDS
+    True
     >>> tfds_scan.interpret("jump twice")
     'I_JUMP I_JUMP'
 """
 
 from tfds_scan.grammar import all_commands, interpret
-from tfds_scan.loader import default_data_dir, load
+from tfds_scan.loader import default_data_dir, load, load_pairs
 from tfds_scan.offline_scan import OfflineScan
 from tfds_scan.toy_composition import ToyComposition
 from tfds_scan.toy_palindromes import ToyPalindromes
@@ -38,6 +40,7 @@ __all__ = [
     "interpret",
     "load",
     "load_examples",
+    "load_pairs",
     "split_examples",
     "split_line_indices",
 ]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 from pathlib import Path
 
@@ -29,6 +31,28 @@ def default_data_dir() -> Path:
     if configured:
         return Path(configured).expanduser()
     return Path.home() / ".cache" / "compgen_tf" / "tensorflow_datasets"
+
+
+@contextlib.contextmanager
+def _build_lock(data_dir: Path):
+    """An exclusive lock on ``data_dir`` across processes, held while a dataset is built."""
+    data_dir.mkdir(parents=True, exist_ok=True)
+    with open(data_dir / ".offline_scan.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def load_pairs(name: str, split: str = "train", **kwargs) -> list[tuple[str, str]]:
+    """``load`` as a list of ``(command, actions)`` string pairs, in the same order.
+
+    Equal to ``load_examples`` (which generates the same pairs without TFDS files); the
+    training tools read SCAN through this, i.e. through the TFDS builder.
+    """
+    return [(example["commands"].decode(), example["actions"].decode())
+            for example in load(name, split, **kwargs).as_numpy_iterator()]
 
 
 def load(
@@ -70,10 +94,13 @@ def load(
     splits.check_split_name(split)
     splits.check_validation_fraction(validation_fraction)
     splits.check_validation_carve(validation_carve)
-    builder = OfflineScan(
-        config=name, data_dir=os.fspath(data_dir if data_dir else default_data_dir())
-    )
-    builder.download_and_prepare()
+    data_dir = Path(data_dir if data_dir else default_data_dir())
+    with _build_lock(data_dir):
+        # Several processes (parallel seeds, distributed workers, test workers) may ask
+        # for the same config at once: one builds it, the others then find it built (the
+        # builder reads what exists when it is created: create it under the lock).
+        builder = OfflineScan(config=name, data_dir=os.fspath(data_dir))
+        builder.download_and_prepare()
     # One file at a time, in file order: the official order is part of the contract.
     read_config = tfds.ReadConfig(interleave_cycle_length=1)
     source_split = "test" if split == "test" else "train"

@@ -95,10 +95,7 @@ class AttentionSeq2SeqBackbone(Backbone):
 
     def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=64,
                  hidden_units=64, dropout=0.1, **kwargs):
-        self.source_vocabulary_size = positive_int("source_vocabulary_size",
-                                                   source_vocabulary_size)
-        self.target_vocabulary_size = positive_int("target_vocabulary_size",
-                                                   target_vocabulary_size)
+        self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.hidden_units = positive_int("hidden_units", hidden_units)
         self.dropout_rate = rate("dropout", dropout)

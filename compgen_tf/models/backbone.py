@@ -5,6 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
+from compgen_tf.arguments import positive_int
 from compgen_tf.vocabulary import PAD_ID
 
 
@@ -27,6 +28,13 @@ class Backbone(keras.Model):
     `get_config` lists the constructor arguments (not the graph), so `from_config`
     rebuilds the graph by calling the constructor.
     """
+
+    def set_vocabulary_sizes(self, source_vocabulary_size, target_vocabulary_size):
+        """Checks and keeps the two vocabulary sizes (special tokens included)."""
+        self.source_vocabulary_size = positive_int("source_vocabulary_size",
+                                                   source_vocabulary_size)
+        self.target_vocabulary_size = positive_int("target_vocabulary_size",
+                                                   target_vocabulary_size)
 
     @staticmethod
     def inputs_spec():

@@ -147,10 +147,7 @@ class MetaSeq2SeqBackbone(Backbone):
     def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=200,
                  hidden_units=200, num_layers=2, dropout=0.5, decoder_attention=True,
                  scaled_decoder_attention=False, memory=True, **kwargs):
-        self.source_vocabulary_size = positive_int("source_vocabulary_size",
-                                                   source_vocabulary_size)
-        self.target_vocabulary_size = positive_int("target_vocabulary_size",
-                                                   target_vocabulary_size)
+        self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.hidden_units = positive_int("hidden_units", hidden_units)
         self.num_layers = positive_int("num_layers", num_layers)

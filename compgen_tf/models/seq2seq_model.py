@@ -10,7 +10,7 @@ import tensorflow as tf
 from compgen_tf.models.preprocessor import GRAMMARS, Seq2SeqPreprocessor, grammar_check
 from compgen_tf.training.losses import token_cross_entropy
 from compgen_tf.training.train_step import TrainStep
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, Vocabulary
+from compgen_tf.vocabulary import Vocabulary
 
 class Seq2SeqModel(TrainStep, keras.Model):
     """A Keras model that owns its vocabularies and maps command strings to action strings.
@@ -151,12 +151,11 @@ class Seq2SeqModel(TrainStep, keras.Model):
         return self.preprocessor.decode_actions(ids)
 
     def encode_actions(self, actions):
-        """Action strings → ids (batch, length) ending with `<eos>`, `<pad>` after.
-
-        Python-side: raises `UnknownTokenError` for a token outside the vocabulary.
-        """
-        rows = [self.target_vocabulary.ids(a) + [EOS_ID] for a in _as_str_list(actions)]
-        return _pad_rows(rows)
+        """Action strings → ids (batch, length) ending with `<eos>`, `<pad>` after (the
+        preprocessor's lookup); raises `UnknownTokenError` for a token outside the vocabulary."""
+        actions = _as_str_list(actions)
+        self.target_vocabulary.check_known(actions)
+        return self.preprocessor.encode_actions(tf.constant(actions, tf.string, [len(actions)]))[0]
 
     def check_commands(self, commands):
         """Raises a clear error for an unknown word, an empty or an over-long command, or one
@@ -227,9 +226,3 @@ def _as_str_list(texts):
     if isinstance(texts, str):
         raise TypeError("expected a list of strings, got a single string; wrap it in a list")
     return [t.decode() if isinstance(t, bytes) else str(t) for t in texts]
-
-
-def _pad_rows(rows):
-    width = max((len(r) for r in rows), default=0)
-    return tf.constant([r + [PAD_ID] * (width - len(r)) for r in rows], dtype=tf.int32,
-                       shape=[len(rows), width])

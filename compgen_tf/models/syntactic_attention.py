@@ -240,10 +240,7 @@ class SyntacticAttentionBackbone(Backbone):
                  boundary_initializer=None, syntax_embeddings_initializer=None,
                  syntax_word_noise=0.0, syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0,
                  **kwargs):
-        self.source_vocabulary_size = positive_int("source_vocabulary_size",
-                                                   source_vocabulary_size)
-        self.target_vocabulary_size = positive_int("target_vocabulary_size",
-                                                   target_vocabulary_size)
+        self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.semantic_dim = positive_int("semantic_dim", semantic_dim)
         self.syntax_embedding_dim = positive_int("syntax_embedding_dim", syntax_embedding_dim)
         self.syntax_units = positive_int("syntax_units", syntax_units)

@@ -3,7 +3,7 @@
 - `train_step.TrainStep`: the `train_step` of the task models (what Keras does not do:
   the loss over the global batch's token count, gradient clipping after the replicas'
   sum, per-replica teacher-forcing draws).
-- `callbacks`: exact-match model selection with early stopping that survives a restart,
+- `callbacks`: model selection on validation with early stopping that survives a restart,
   a checkpoint that makes an interrupted run resume exactly, the history file.
 - `fit.fit_run`: compiles a task model and fits it on a step-indexed batch stream in a
   run directory, resuming where an earlier process stopped.

@@ -65,6 +65,41 @@ class SplitBatches:
         return gather_batch(self.split, self._epoch_batches(epoch)[index], self.length_bucket)
 
 
+class ArrayBatches:
+    """The batches of in-memory arrays (the toy tasks), reshuffled every epoch.
+
+    Epoch e visits the rows in the order `numpy.random.default_rng([seed, e]).permutation`;
+    step s is batch s mod n of epoch s div n (the last batch of an epoch may be smaller).
+
+    Args:
+        arrays: a tuple of arrays with the same number of rows, e.g. (inputs, targets) or
+            (inputs, targets, sample weights), as `fit` reads them.
+        batch_size: rows per batch.
+        seed: the order's seed.
+    """
+
+    replicable = False
+
+    def __init__(self, arrays, batch_size: int, seed: int):
+        self.arrays = tuple(np.asarray(a) for a in arrays)
+        self.rows = len(self.arrays[0])
+        if not self.rows or any(len(a) != self.rows for a in self.arrays):
+            raise ValueError("ArrayBatches needs non-empty arrays with the same number of rows")
+        self.batch_size, self.seed = int(batch_size), int(seed)
+        self.batches_per_epoch = -(-self.rows // self.batch_size)
+        self.signature = tuple(tf.TensorSpec((None,) + a.shape[1:], tf.as_dtype(a.dtype))
+                               for a in self.arrays)
+        self._epoch, self._order = None, None
+
+    def batch(self, step: int):
+        epoch, index = divmod(int(step), self.batches_per_epoch)
+        if epoch != self._epoch:
+            self._epoch = epoch
+            self._order = np.random.default_rng([self.seed, epoch]).permutation(self.rows)
+        rows = self._order[index * self.batch_size:(index + 1) * self.batch_size]
+        return tuple(a[rows] for a in self.arrays)
+
+
 def training_dataset(stream, start_step: int, strategy=None):
     """The batches of `stream` from `start_step` on, as what `fit` reads.
 

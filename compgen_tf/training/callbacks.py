@@ -16,12 +16,12 @@ BEST_MODEL = "best_model.keras"
 class TrainingProgress:
     """The run's selection state, as variables, so that it is checkpointed with the weights.
 
-    `best_accuracy`, `best_step`, `evaluations_since_best` (patience), `finished` and
-    `elapsed_seconds` (training time over every process of the run).
+    `best_accuracy`, `best_loss` (its tie-breaker), `best_step`, `evaluations_since_best`
+    (patience), `finished` and `elapsed_seconds` (training time over every process of the run).
     """
 
     NAMES = (("best_step", 0), ("evaluations_since_best", 0), ("finished", 0),
-             ("best_accuracy", -1.0), ("elapsed_seconds", 0.0))
+             ("best_accuracy", -1.0), ("best_loss", float("inf")), ("elapsed_seconds", 0.0))
 
     def __init__(self):
         self.variables = {name: tf.Variable(initial, trainable=False, name=name)
@@ -39,6 +39,15 @@ def append_history(run_dir, record: dict) -> None:
     accuracy-over-steps plots read."""
     with open(Path(run_dir) / "history.jsonl", "a") as history:
         history.write(json.dumps(record) + "\n")
+
+
+def keep_history_until(run_dir, step: int) -> None:
+    """Drops the lines of `run_dir/history.jsonl` after `step` (those of evaluations that a
+    resumed run makes again)."""
+    path = Path(run_dir) / "history.jsonl"
+    if path.exists():
+        lines = path.read_text().splitlines(keepends=True)
+        path.write_text("".join(line for line in lines if json.loads(line)["step"] <= step))
 
 
 class ResumableCheckpoint(keras.callbacks.Callback):
@@ -84,19 +93,21 @@ class ResumableCheckpoint(keras.callbacks.Callback):
 
 
 
-class ExactMatchSelection(keras.callbacks.Callback):
-    """Model selection on validation exact match, early stopping, and the step limit.
+class ModelSelection(keras.callbacks.Callback):
+    """Model selection on a validation score, early stopping, and the step limit.
 
-    Every `eval_every` steps (and at `max_steps`) it scores `validate(model)`, puts the
-    score in the logs as `val_exact_match`, appends a line to `run_dir/history.jsonl`,
-    and on a new best calls `on_best()` (which saves the best model). Training stops
+    Every `eval_every` steps (and at `max_steps`) it scores `validate(model)`: an accuracy
+    (exact match for the sequence models), or {"accuracy", "loss"} where a lower validation
+    loss breaks ties between equal accuracies (the toy tasks). It puts the accuracy in the
+    logs as `val_accuracy`, appends a line to `run_dir/history.jsonl`, and on a new best
+    calls `on_best()` (which saves the best model). Training stops
     at `max_steps`, at `stop_at_accuracy`, or after `patience` evaluations without
     improvement; the patience count lives in the `TrainingProgress`, which the checkpoint
     holds, so a restarted run keeps it (Keras' `EarlyStopping` starts over). A non-finite
     training loss stops the run with a `FloatingPointError`.
 
     Args:
-        validate: `validate(model) -> accuracy` in [0, 1].
+        validate: `validate(model) -> accuracy` in [0, 1], or {"accuracy", "loss"}.
         progress: the run's `TrainingProgress`.
         run_dir: where `history.jsonl` goes.
         on_best: called after each new best score.
@@ -132,11 +143,16 @@ class ExactMatchSelection(keras.callbacks.Callback):
         p["elapsed_seconds"].assign(self._elapsed_at_start + time.perf_counter() - self._started)
         if step % self.eval_every and step < self.max_steps:
             return
-        accuracy = float(self.validate(self.model))
+        scores = self.validate(self.model)
+        if not isinstance(scores, dict):
+            scores = {"accuracy": scores}
+        accuracy, loss = float(scores["accuracy"]), float(scores.get("loss", math.inf))
         if logs is not None:
-            logs["val_exact_match"] = accuracy
-        if accuracy > p.value("best_accuracy"):
+            logs["val_accuracy"] = accuracy
+        if accuracy > p.value("best_accuracy") or (accuracy == p.value("best_accuracy")
+                                                   and loss < p.value("best_loss")):
             p["best_accuracy"].assign(accuracy)
+            p["best_loss"].assign(loss)
             p["best_step"].assign(step)
             p["evaluations_since_best"].assign(0)
             self.on_best()
@@ -146,6 +162,7 @@ class ExactMatchSelection(keras.callbacks.Callback):
                 or p.value("evaluations_since_best") >= self.patience):
             p["finished"].assign(1)
             self.model.stop_training = True
-        append_history(self.run_dir, {"step": step, "loss": round(self._loss, 5),
-                                      "val_accuracy": accuracy,
-                                      "elapsed_s": round(p.value("elapsed_seconds"), 1)})
+        record = {"step": step, "loss": round(self._loss, 5), "val_accuracy": accuracy}
+        if "loss" in scores:
+            record["val_loss"] = round(loss, 5)
+        append_history(self.run_dir, {**record, "elapsed_s": round(p.value("elapsed_seconds"), 1)})

@@ -12,29 +12,35 @@ import tensorflow as tf
 from compgen_tf.config import check_learning_rate_schedule
 from compgen_tf.distribute import separate_dropout_streams
 from compgen_tf.training.batches import training_dataset
-from compgen_tf.training.callbacks import (BEST_MODEL, ExactMatchSelection, ResumableCheckpoint,
-                                           TrainingProgress)
+from compgen_tf.training.callbacks import (BEST_MODEL, ModelSelection, ResumableCheckpoint,
+                                           TrainingProgress, keep_history_until)
+from compgen_tf.training.train_step import TrainStep
 
-# Every training setting and its default, in one place. `schedule` says what
+# Every training setting and its default, in one place (checkpoint_every None: at every
+# evaluation). `schedule` says what
 # learning_rate_decay_factor does: "every" multiplies the rate every
 # learning_rate_decay_steps steps, "once" multiplies it once at learning_rate_drop_step
 # (default: half of max_steps; meta seq2seq, Lake 2019).
 TRAINING_DEFAULTS = {
     "batch_size": 64, "learning_rate": 1e-3, "clip_norm": 5.0, "teacher_forcing_ratio": 1.0,
-    "max_steps": 10000, "eval_every": 500, "checkpoint_every": 500, "patience": 10,
+    "max_steps": 10000, "eval_every": 500, "checkpoint_every": None, "patience": 10,
     "stop_at_accuracy": 1.01, "learning_rate_decay_steps": None,
     "learning_rate_drop_step": None, "learning_rate_decay_factor": 1.0, "jit_compile": False,
 }
 # Meta seq2seq's defaults where they differ (Lake 2019: clip 50, 1e-3 -> 1e-4 halfway).
 META_TRAINING_DEFAULTS = {**TRAINING_DEFAULTS, "clip_norm": 50.0, "eval_every": 250,
-                          "checkpoint_every": 250, "patience": 1000,
-                          "learning_rate_decay_factor": 0.1}
+                          "patience": 1000, "learning_rate_decay_factor": 0.1}
+# The toy tasks' defaults where they differ: no clipping, shorter runs.
+TOY_TRAINING_DEFAULTS = {**TRAINING_DEFAULTS, "clip_norm": None, "max_steps": 1000,
+                         "eval_every": 100}
 
 
 def training_settings(training: dict, defaults: dict, schedule: str) -> dict:
     """`training` over `defaults` (None values take the default); the schedule's keys checked."""
     check_learning_rate_schedule(training, drops_once=schedule == "once")
-    return {**defaults, **{k: v for k, v in training.items() if v is not None}}
+    settings = {**defaults, **{k: v for k, v in training.items() if v is not None}}
+    settings["checkpoint_every"] = settings["checkpoint_every"] or settings["eval_every"]
+    return settings
 
 
 def learning_rate_schedule(settings: dict, schedule: str = "every"):
@@ -55,7 +61,7 @@ def learning_rate_schedule(settings: dict, schedule: str = "every"):
 
 def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
             strategy=None, verbose: int = 1, defaults: dict = TRAINING_DEFAULTS,
-            schedule: str = "every", callbacks=()) -> dict:
+            schedule: str = "every", callbacks=(), extend: bool = False) -> dict:
     """Trains `model` with `fit` until `max_steps`, early stopping or `stop_at_accuracy`.
 
     Everything needed to continue is checkpointed under `run_dir/checkpoints`: running it
@@ -66,17 +72,22 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
     `run_dir/history.jsonl`.
 
     Args:
-        model: a task model with the `TrainStep` mixin, created under `strategy.scope()`.
+        model: a task model with the `TrainStep` mixin, created under `strategy.scope()`,
+            or a compiled Keras model (its loss is kept; Keras' own train step).
         training: the `training` section of a configuration.
         run_dir: the run directory.
         stream: the step-indexed training batches (`SplitBatches`, episodes, ...).
-        validate: `validate(model) -> exact match` on validation data carved from train.
+        validate: `validate(model) -> accuracy` (or {"accuracy", "loss"}, see
+            `ModelSelection`) on validation data carved from train.
         seed: the teacher-forcing draws' seed.
         strategy: a `tf.distribute` strategy (`compgen_tf.distribute.make_strategy`).
         verbose: 0 silent, 1 progress bars.
-        defaults: the settings' defaults (`TRAINING_DEFAULTS` or `META_TRAINING_DEFAULTS`).
+        defaults: the settings' defaults (`TRAINING_DEFAULTS`, `META_TRAINING_DEFAULTS` or
+            `TOY_TRAINING_DEFAULTS`).
         schedule: what the learning-rate decay keys mean ("every" or "once").
         callbacks: more Keras callbacks, run after the library's own.
+        extend: the checkpoint in `run_dir` is another, finished run's (a Hyperband parent):
+            continue it up to this run's `max_steps`, with a fresh patience count.
 
     Returns:
         {"steps", "best_step", "best_val_accuracy", "wall_time_s"}.
@@ -89,19 +100,30 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
         raise ValueError("the model was not created under the strategy's scope(): create "
                          "it inside `with strategy.scope():`")
     progress = TrainingProgress()
+    rate = learning_rate_schedule(settings, schedule)
     with strategy.scope():
-        model.compile(optimizer=keras.optimizers.Adam(
-                          learning_rate=learning_rate_schedule(settings, schedule)),
-                      clip_norm=settings["clip_norm"],
-                      teacher_forcing_ratio=settings["teacher_forcing_ratio"],
-                      sampling_seed=seed, jit_compile=bool(settings["jit_compile"]))
+        if isinstance(model, TrainStep):
+            model.compile(optimizer=keras.optimizers.Adam(learning_rate=rate),
+                          clip_norm=settings["clip_norm"],
+                          teacher_forcing_ratio=settings["teacher_forcing_ratio"],
+                          sampling_seed=seed, jit_compile=bool(settings["jit_compile"]))
+        else:  # a plain Keras model (the toy tasks) keeps its own loss and Keras' train step
+            model.compile(optimizer=keras.optimizers.Adam(
+                              learning_rate=rate, global_clipnorm=settings["clip_norm"]),
+                          loss=model.loss, jit_compile=bool(settings["jit_compile"]))
         model.optimizer.build(model.trainable_variables)
     checkpoint = ResumableCheckpoint(model, progress, run_dir, settings["checkpoint_every"])
     resumed = checkpoint.restore()
+    if resumed and extend:
+        progress["finished"].assign(0)
+        progress["evaluations_since_best"].assign(0)
     separate_dropout_streams(strategy, model, restored=resumed)
     step = int(model.optimizer.iterations.numpy())
-    if resumed and verbose and not progress.value("finished"):
-        print(f"Resuming {run_dir} at step {step}")
+    if resumed:
+        # Evaluations after the checkpoint are made again: drop their earlier lines.
+        keep_history_until(run_dir, step)
+        if verbose and not progress.value("finished"):
+            print(f"Resuming {run_dir} at step {step}")
 
     def save_best():
         model.save(run_dir / BEST_MODEL)
@@ -111,7 +133,7 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
     if not progress.value("finished") and step < settings["max_steps"]:
         # A fit "epoch" is the stretch between two evaluations or checkpoints.
         chunk = math.gcd(int(settings["eval_every"]), int(settings["checkpoint_every"]))
-        selection = ExactMatchSelection(validate, progress, run_dir, save_best,
+        selection = ModelSelection(validate, progress, run_dir, save_best,
                                         settings["eval_every"], settings["max_steps"],
                                         settings["patience"], settings["stop_at_accuracy"])
         model.fit(training_dataset(stream, step, strategy), steps_per_epoch=chunk,
@@ -133,7 +155,8 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
 
 
 def fit_split(model, training: dict, run_dir, fit_split, validation_split, seed: int = 0,
-              length_bucket: int = 8, strategy=None, verbose: int = 1, callbacks=()) -> dict:
+              length_bucket: int = 8, strategy=None, verbose: int = 1, callbacks=(),
+              extend: bool = False) -> dict:
     """`fit_run` on a SCAN split: batches of `fit_split` (`SplitBatches`), model selection on
     the exact match of `validation_split` (both `compgen_tf.data.EncodedSplit`s)."""
     from compgen_tf.evaluation import evaluate_split
@@ -143,4 +166,4 @@ def fit_split(model, training: dict, run_dir, fit_split, validation_split, seed:
     return fit_run(
         model, training, run_dir, SplitBatches(fit_split, batch_size, seed, length_bucket),
         lambda m: evaluate_split(m, validation_split, keep_predictions=False).accuracy,
-        seed=seed, strategy=strategy, verbose=verbose, callbacks=callbacks)
+        seed=seed, strategy=strategy, verbose=verbose, callbacks=callbacks, extend=extend)
