@@ -78,19 +78,23 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     if not is_chief(strategy):
         run_dir = run_dir / f".worker{worker_index(strategy)}"
     prepare_run_dir(run_dir, dict(config, seed=seed))
-    keras.utils.set_random_seed(seed)
 
     data = config["data"]
-    train_examples = split_examples(config["split"], "train", data)
-    source = Vocabulary.from_texts((c for c, _ in train_examples), name="source")
-    target = Vocabulary.from_texts((a for _, a in train_examples), name="target")
+    examples = {part: split_examples(config["split"], part, data)
+                for part in ("train", "fit", "validation")}
+    source = Vocabulary.from_texts((c for c, _ in examples["train"]), name="source")
+    target = Vocabulary.from_texts((a for _, a in examples["train"]), name="target")
     source.save(run_dir / "source_vocabulary.json")
     target.save(run_dir / "target_vocabulary.json")
+    # Seeded right before the model is built: building the TFDS dataset on first use draws
+    # from the global random generators, and the initial weights must not depend on whether
+    # this process built it.
+    keras.utils.set_random_seed(seed)
     with strategy.scope():
         model = registry.build_model(config["model"], config["model_args"], source.words,
                                      target.words)
-    fit = encode_split(model, split_examples(config["split"], "fit", data))
-    validation = encode_split(model, split_examples(config["split"], "validation", data))
+    fit = encode_split(model, examples["fit"])
+    validation = encode_split(model, examples["validation"])
     warm_start = None
     if warm_start_from is not None and not (run_dir / "checkpoints").exists():
         warm_start = copy_checkpoint(warm_start_from, run_dir)

@@ -127,3 +127,23 @@ def test_learning_rate_schedule_is_constant_or_halves_stepwise_or_drops_once():
                                    "max_steps": 100}, schedule="once")
     np.testing.assert_allclose([float(once(s)) for s in (0, 50, 51, 99)],
                                [0.01, 0.01, 0.001, 0.001], rtol=1e-6)
+
+
+def test_initial_weights_do_not_depend_on_building_the_dataset(tmp_path, monkeypatch):
+    """The first run on a fresh TFDS data directory builds the dataset (which draws from the
+    global random generators); it must train exactly as a run that finds it built."""
+    from compgen_tf.config import apply_overrides, config_path, load_config
+    from compgen_tf.runs import train_run
+
+    monkeypatch.setenv("COMPGEN_TF_DATA_DIR", str(tmp_path / "tensorflow_datasets"))
+    config = apply_overrides(load_config(config_path("seq2seq", "simple_p1")), [
+        "model_args.hidden_units=4", "model_args.embedding_dim=4", "training.max_steps=2",
+        "training.eval_every=2"])
+    config.update(model="seq2seq", split="simple_p1")
+    weights = []
+    for name in ("building", "built"):
+        train_run(config, tmp_path / name, verbose=0, evaluate_splits=())
+        best = keras.saving.load_model(tmp_path / name / BEST_MODEL)
+        weights.append([w.numpy() for w in best.weights])
+    for a, b in zip(*weights):
+        np.testing.assert_array_equal(a, b)
