@@ -16,11 +16,11 @@ from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.toy_task import ToyTask
 
 TINY = {
-    "seq2seq": dict(embedding_dim=8, hidden_units=8),
-    "equivariant_seq2seq": dict(embedding_dim=4, hidden_units=4),
+    "seq2seq": dict(embedding_dim=8, hidden_units=8, max_output_length=8),
+    "equivariant_seq2seq": dict(embedding_dim=4, hidden_units=4, max_output_length=8),
     "syntactic_attention": dict(semantic_dim=8, syntax_embedding_dim=8, syntax_units=8,
-                                encoder_units=8),
-    "meta_seq2seq": dict(embedding_dim=8, hidden_units=8, num_layers=1),
+                                encoder_units=8, max_output_length=8),
+    "meta_seq2seq": dict(embedding_dim=8, hidden_units=8, num_layers=1, max_output_length=8),
 }
 
 
@@ -117,3 +117,13 @@ def test_each_task_model_fits_with_plain_fit_on_tfds_data(name, tmp_path):
     moved = [not np.array_equal(b, w.numpy()) for b, w in zip(before, task.trainable_weights)]
     assert sum(moved) >= len(moved) // 2, [w.path for w, m in zip(task.trainable_weights, moved)
                                            if not m]
+    # evaluate and predict are Keras' too.
+    assert np.isfinite(task.evaluate(dataset, verbose=0, return_dict=True)["loss"])
+    batch = next(iter(dataset))
+    predicted = task.predict(dataset.take(1), verbose=0)
+    if spec.trains_on == "scan":
+        np.testing.assert_array_equal(predicted, task.greedy_decode(batch[0]).numpy())
+    elif spec.trains_on == "episodes":
+        np.testing.assert_array_equal(predicted, task.greedy_decode_episode(*batch[:3])[0])
+    else:
+        assert predicted.shape[0] == batch[0].shape[0]

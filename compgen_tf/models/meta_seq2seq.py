@@ -368,6 +368,11 @@ class MetaSeq2Seq(Seq2SeqModel):
         logits = self.compute_episode_logits(*data[:3], data[3], training=training)
         return token_cross_entropy(data[3], logits)
 
+    def predict_ids(self, data):
+        """What `predict` returns for an episode `(support command ids, support action ids,
+        query ids[, ...])`: the queries' greedy output ids."""
+        return self.greedy_decode_episode(*data[:3])[0]
+
     def compute_logits(self, source_ids, target_ids, training=False, teacher_forcing_ratio=1.0,
                        seed=None):
         raise TypeError("MetaSeq2Seq reads an episode: use compute_episode_logits(support "

@@ -111,6 +111,21 @@ class Seq2SeqModel(TrainStep, keras.Model):
                                      teacher_forcing_ratio=self.teacher_forcing_ratio, seed=seed)
         return token_cross_entropy(target_ids, logits)
 
+    def predict_ids(self, data):
+        """What `predict` returns for a batch of `source_ids` (or `(source_ids, ...)`): the
+        greedy output ids (batch, max_output_length)."""
+        return self.greedy_decode(data[0] if isinstance(data, (tuple, list)) else data)
+
+    @classmethod
+    def from_run(cls, run_dir):
+        """The best model of a training run directory (`run_dir/best_model.keras`)."""
+        from compgen_tf.runs import load_run_model
+
+        model = load_run_model(run_dir)
+        if not isinstance(model, cls):
+            raise TypeError(f"{run_dir} holds a {type(model).__name__}, not a {cls.__name__}")
+        return model
+
     def greedy_decode(self, source_ids, max_length=None):
         """Greedy decoding: (batch, max_length) int32 ids, `<pad>` after each `<eos>`."""
         return self.greedy_decode_with_attention(source_ids, max_length)[0]

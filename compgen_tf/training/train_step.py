@@ -21,7 +21,9 @@ class TrainStep:
       draws what an uninterrupted one would).
 
     A model using it implements `token_loss(data, training, seed) -> (summed loss, token
-    count)` for one replica's slice of a batch.
+    count)` for one replica's slice of a batch. `evaluate` reports the same loss without
+    dropout or feedback (`test_step`); `predict` runs `predict_ids(data)` (greedy decoding
+    for the sequence models).
 
     `compile` arguments beyond Keras' own:
         clip_norm: global gradient-norm clip after the replicas' sum (None: no clip).
@@ -75,6 +77,19 @@ class TrainStep:
         if self.optimizer is not None and not self.optimizer.built:
             with self.distribute_strategy.scope():
                 self.optimizer.build(self.trainable_variables)
+
+    def test_step(self, data):
+        context = tf.distribute.get_replica_context()
+        summed, tokens = self.token_loss(data, training=False)
+        summed = context.all_reduce(tf.distribute.ReduceOp.SUM, summed)
+        tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
+        return {"loss": summed / tf.maximum(tf.cast(tokens, summed.dtype), 1.0)}
+
+    def predict_step(self, data):
+        return self.predict_ids(data)
+
+    def predict_ids(self, data):
+        raise NotImplementedError
 
     def train_step(self, data):
         context = tf.distribute.get_replica_context()
