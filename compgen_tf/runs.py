@@ -95,12 +95,17 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
                                      target.words)
     fit = encode_split(model, examples["fit"])
     validation = encode_split(model, examples["validation"])
-    warm_start = None
-    if warm_start_from is not None and not (run_dir / "checkpoints").exists():
-        warm_start = copy_checkpoint(warm_start_from, run_dir)
+    extend = warm_start_from is not None and not (run_dir / "checkpoints").exists()
+    if extend:
+        copy_checkpoint(warm_start_from, run_dir)
     summary = fit_split(model, config["training"], run_dir, fit, validation, seed=seed,
                         length_bucket=data.get("length_bucket", 8), strategy=strategy,
-                        verbose=verbose, extend=warm_start is not None)
+                        verbose=verbose, extend=extend)
+    warm_start_file = run_dir / WARM_START
+    warm_start = json.loads(warm_start_file.read_text()) if warm_start_file.exists() else None
+    if warm_start is not None:
+        # This run's own training time, without the parent's that its checkpoint carried.
+        summary["wall_time_s"] = round(summary["wall_time_s"] - warm_start["wall_time_s"], 1)
     if run_dir != chief_dir:
         shutil.rmtree(run_dir)
         wait_for_workers(strategy)
@@ -114,16 +119,26 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     return metrics
 
 
+WARM_START = "warm_start.json"
+
+
 def copy_checkpoint(source_run, run_dir) -> dict:
-    """Copies a run's checkpoints, best model and history into `run_dir`, so that a longer
-    run continues from there; returns {"from": source_run, "step": the checkpoint's step}."""
+    """Copies a finished run's checkpoints, best model and history into `run_dir`, so that a
+    longer run continues from there. Writes and returns `run_dir/warm_start.json`:
+    {"from": source_run, "step": the checkpoint's step, "wall_time_s": its training time}."""
     source_run, run_dir = Path(source_run), Path(run_dir)
     shutil.copytree(source_run / "checkpoints", run_dir / "checkpoints")
     for name in (BEST_MODEL, "history.jsonl"):
         if (source_run / name).exists():
             shutil.copy2(source_run / name, run_dir / name)
     latest = tf.train.latest_checkpoint(str(run_dir / "checkpoints"))
-    return {"from": str(source_run), "step": int(latest.rsplit("-", 1)[1])}
+    metrics_file = source_run / "metrics.json"
+    parent_time = (json.loads(metrics_file.read_text()).get("wall_time_s", 0.0)
+                   if metrics_file.exists() else 0.0)
+    record = {"from": str(source_run), "step": int(latest.rsplit("-", 1)[1]),
+              "wall_time_s": parent_time}
+    (run_dir / WARM_START).write_text(json.dumps(record) + "\n")
+    return record
 
 
 def load_run_model(run_dir):

@@ -117,8 +117,17 @@ def test_each_task_model_fits_with_plain_fit_on_tfds_data(name, tmp_path):
     moved = [not np.array_equal(b, w.numpy()) for b, w in zip(before, task.trainable_weights)]
     assert sum(moved) >= len(moved) // 2, [w.path for w, m in zip(task.trainable_weights, moved)
                                            if not m]
-    # evaluate and predict are Keras' too.
-    assert np.isfinite(task.evaluate(dataset, verbose=0, return_dict=True)["loss"])
+    assert history.history["loss"][-1] > 0  # the epoch's mean training loss
+    # evaluate and predict are Keras' too; evaluate gives the loss per target token.
+    loss = task.evaluate(dataset, verbose=0, return_dict=True)["loss"]
+    assert np.isfinite(loss) and loss > 0
+    if spec.trains_on == "scan":
+        from compgen_tf.training.losses import token_cross_entropy
+
+        totals = [token_cross_entropy(target, task.compute_logits(source, target))
+                  for source, target in dataset]
+        expected = sum(float(t[0]) for t in totals) / sum(float(t[1]) for t in totals)
+        np.testing.assert_allclose(loss, expected, rtol=1e-5)
     batch = next(iter(dataset))
     predicted = task.predict(dataset.take(1), verbose=0)
     if spec.trains_on == "scan":

@@ -147,3 +147,21 @@ def test_initial_weights_do_not_depend_on_building_the_dataset(tmp_path, monkeyp
         weights.append([w.numpy() for w in best.weights])
     for a, b in zip(*weights):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_warm_started_run_continues_its_parent_on_the_evaluation_grid(tmp_path):
+    """A Hyperband child continues its parent's checkpoint (here at step 7, between two
+    evaluations of every 5 steps) with evaluations at 10 and 15 and a saved reset."""
+    from compgen_tf.runs import copy_checkpoint
+
+    run(tmp_path / "parent", max_steps=7)  # evaluations at 5 and 7 (the last step)
+    copy_checkpoint(tmp_path / "parent", tmp_path / "child")
+    model = make_model()
+    split = encode_split(model, EXAMPLES)
+    summary = fit_split(model, dict(TRAINING, max_steps=15), tmp_path / "child", split, split,
+                        seed=3, verbose=0, extend=True)
+    steps = [json.loads(line)["step"] for line in open(tmp_path / "child" / "history.jsonl")]
+    assert steps == [5, 7, 10, 15] and summary["steps"] == 15
+    # The parent's run is untouched and finished.
+    _, again = run(tmp_path / "parent", max_steps=7)
+    assert again["steps"] == 7

@@ -131,7 +131,7 @@ def test_hyperband_maps_epoch_budgets_to_steps(tmp_path):
     # and its history starts with the parent's evaluation.
     parent_run = Path(trials[promoted["from_trial"]]["run_dir"])
     metrics = json.loads((Path(promoted["run_dir"]) / "metrics.json").read_text())
-    assert metrics["warm_start"] == {"from": str(parent_run), "step": 2}
+    assert (metrics["warm_start"]["from"], metrics["warm_start"]["step"]) == (str(parent_run), 2)
     history = (Path(promoted["run_dir"]) / "history.jsonl").read_text().splitlines()
     assert [json.loads(line)["step"] for line in history] == [2, 4]
     assert history[0] == (parent_run / "history.jsonl").read_text().splitlines()[0]

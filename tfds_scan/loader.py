@@ -95,12 +95,14 @@ def load(
     splits.check_validation_fraction(validation_fraction)
     splits.check_validation_carve(validation_carve)
     data_dir = Path(data_dir if data_dir else default_data_dir())
-    with _build_lock(data_dir):
-        # Several processes (parallel seeds, distributed workers, test workers) may ask
-        # for the same config at once: one builds it, the others then find it built (the
-        # builder reads what exists when it is created: create it under the lock).
-        builder = OfflineScan(config=name, data_dir=os.fspath(data_dir))
-        builder.download_and_prepare()
+    builder = OfflineScan(config=name, data_dir=os.fspath(data_dir))
+    if not builder.is_prepared():  # a built (possibly read-only) data_dir is only read
+        with _build_lock(data_dir):
+            # Several processes (parallel seeds, distributed workers, test workers) may ask
+            # for the same config at once: one builds it, the others then find it built
+            # (a builder reads what exists when it is created: create it under the lock).
+            builder = OfflineScan(config=name, data_dir=os.fspath(data_dir))
+            builder.download_and_prepare()
     # One file at a time, in file order: the official order is part of the contract.
     read_config = tfds.ReadConfig(interleave_cycle_length=1)
     source_split = "test" if split == "test" else "train"

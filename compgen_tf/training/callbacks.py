@@ -24,7 +24,11 @@ class TrainingProgress:
              ("best_accuracy", -1.0), ("best_loss", float("inf")), ("elapsed_seconds", 0.0))
 
     def __init__(self):
-        self.variables = {name: tf.Variable(initial, trainable=False, name=name)
+        # float64: a float32 best score of 0.7 is 0.699999988, and an equal score would
+        # count as an improvement.
+        self.variables = {name: tf.Variable(initial, trainable=False, name=name,
+                                            dtype=tf.float64 if isinstance(initial, float)
+                                            else tf.int64)
                           for name, initial in self.NAMES}
 
     def __getitem__(self, name):

@@ -117,6 +117,7 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
     if resumed and extend:
         progress["finished"].assign(0)
         progress["evaluations_since_best"].assign(0)
+        checkpoint.save()  # a retry of this run resumes from here, not from the parent
     separate_dropout_streams(strategy, model, restored=resumed)
     step = int(model.optimizer.iterations.numpy())
     if resumed:
@@ -130,20 +131,29 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
         # Checkpoint now too, so that a resumed run never disagrees with the saved best model.
         checkpoint.save()
 
-    if not progress.value("finished") and step < settings["max_steps"]:
-        # A fit "epoch" is the stretch between two evaluations or checkpoints.
-        chunk = math.gcd(int(settings["eval_every"]), int(settings["checkpoint_every"]))
-        selection = ModelSelection(validate, progress, run_dir, save_best,
-                                        settings["eval_every"], settings["max_steps"],
-                                        settings["patience"], settings["stop_at_accuracy"])
-        model.fit(training_dataset(stream, step, strategy), steps_per_epoch=chunk,
-                  initial_epoch=step // chunk, epochs=-(-settings["max_steps"] // chunk),
-                  callbacks=[selection, checkpoint,
-                             keras.callbacks.TensorBoard(run_dir / "logs"), *callbacks],
-                  shuffle=False, verbose=verbose)
+    max_steps = int(settings["max_steps"])
+    # A fit "epoch" is the stretch between two evaluations or checkpoints.
+    chunk = math.gcd(int(settings["eval_every"]), int(settings["checkpoint_every"]))
+    all_callbacks = [ModelSelection(validate, progress, run_dir, save_best,
+                                    settings["eval_every"], max_steps, settings["patience"],
+                                    settings["stop_at_accuracy"]),
+                     checkpoint, keras.callbacks.TensorBoard(run_dir / "logs"), *callbacks]
+
+    def fit(steps_per_epoch, epochs, initial_epoch=0):
+        model.fit(training_dataset(stream, int(model.optimizer.iterations.numpy()), strategy),
+                  steps_per_epoch=steps_per_epoch, initial_epoch=initial_epoch, epochs=epochs,
+                  callbacks=all_callbacks, shuffle=False, verbose=verbose)
         # Finalise the data generator's iterator now, not at interpreter exit (where
         # TensorFlow logs an error about it).
         gc.collect()
+
+    if not progress.value("finished") and step < max_steps and step % chunk:
+        # Continuing another run (a warm start) from a step between two evaluations: a
+        # short first stretch up to the next one keeps evaluations on multiples of eval_every.
+        fit(min(chunk - step % chunk, max_steps - step), 1)
+        step = int(model.optimizer.iterations.numpy())
+    if not progress.value("finished") and step < max_steps:
+        fit(chunk, -(-max_steps // chunk), initial_epoch=step // chunk)
     progress["finished"].assign(1)
     checkpoint.save()
     if not (run_dir / BEST_MODEL).exists():

@@ -82,8 +82,10 @@ class TrainStep:
         context = tf.distribute.get_replica_context()
         summed, tokens = self.token_loss(data, training=False)
         summed = context.all_reduce(tf.distribute.ReduceOp.SUM, summed)
-        tokens = context.all_reduce(tf.distribute.ReduceOp.SUM, tokens)
-        return {"loss": summed / tf.maximum(tf.cast(tokens, summed.dtype), 1.0)}
+        tokens = tf.cast(context.all_reduce(tf.distribute.ReduceOp.SUM, tokens), summed.dtype)
+        # Weighted by the batch's tokens: over a dataset, the loss per token.
+        self._loss_tracker.update_state(summed / tf.maximum(tokens, 1.0), sample_weight=tokens)
+        return {"loss": self._loss_tracker.result()}
 
     def predict_step(self, data):
         return self.predict_ids(data)
@@ -115,6 +117,10 @@ class TrainStep:
         self.optimizer.apply_gradients([(g / replicas, variables[i])
                                         for g, i in zip(summed_gradients, present)])
         loss = context.all_reduce(tf.distribute.ReduceOp.SUM, loss)
+        # Keras reads epoch logs from its loss tracker: the mean training loss of the epoch
+        # (a non-finite step makes it non-finite, which ModelSelection reports).
+        self._loss_tracker.update_state(loss)
+        loss = self._loss_tracker.result()
         if isinstance(tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy):
             # Keras reduces a multi-worker step's outputs with a MEAN along axis 0, which a
             # scalar lacks: give it one, the reduction takes it away again.
