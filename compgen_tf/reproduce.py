@@ -51,18 +51,6 @@ def _option(argv, name):
     return None
 
 
-def _without_option(argv, name):
-    out, skip = [], False
-    for index, arg in enumerate(argv):
-        if skip:
-            skip = False
-        elif arg == name:
-            skip = True
-        elif not arg.startswith(name + "="):
-            out.append(arg)
-    return out
-
-
 def main(argv=None) -> int:
     import tfds_scan
 
@@ -71,7 +59,7 @@ def main(argv=None) -> int:
     if model in registry.TASK_MODELS:
         module = importlib.import_module(registry.TASK_MODELS[model])
         # meta-training has one model: its tool takes no --model.
-        return module.main(_without_option(argv, "--model") if model == "meta_seq2seq"
+        return module.main(without_options(argv, ("--model",)) if model == "meta_seq2seq"
                            else argv)
 
     parser = argparse.ArgumentParser(prog="python -m compgen_tf.reproduce", description=__doc__,

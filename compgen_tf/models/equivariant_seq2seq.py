@@ -171,7 +171,7 @@ class EquivariantSeq2Seq(Seq2SeqModel):
     the encoder states queried with the previous decoder state, are
     concatenated and mixed by tanh(`GroupConv`), fed to the G-LSTM, and
     `GDecode` gives the logits. Teacher forcing and greedy decoding are those
-    of `AttentionSeq2Seq`. The whole model is equivariant: translating a
+    of every `Seq2SeqModel`. The whole model is equivariant: translating a
     command by g (e.g. jump -> look) translates its translation by the same g
     (I_JUMP -> I_LOOK), exactly, with any weights. A command that some g
     leaves unchanged (`walk` under the left/right swap) therefore gets a

@@ -13,21 +13,16 @@ from compgen_tf.training.train_step import TrainStep
 from compgen_tf.vocabulary import Vocabulary
 
 class Seq2SeqModel(TrainStep, keras.Model):
-    """A Keras model that owns its vocabularies and maps command strings to action strings.
+    """The task model of a sequence-to-sequence family: command strings in, action strings out.
 
-    Subclasses implement the network through three methods on integer ids:
-
-    - `compute_logits(source_ids, target_ids, training, teacher_forcing_ratio, seed)`:
-      logits (batch, target_length, target_vocabulary) for the target sequence
-      `target_ids` (which ends with `<eos>` and is padded with `<pad>`).
-    - `greedy_decode(source_ids, max_length)`: ids (batch, max_length), each row
-      the argmax tokens up to and including `<eos>`, `<pad>` after it.
-    - `attention_weights(source_ids, max_length)` (optional): per-step attention
-      over the source positions, for plots.
-
-    The base class turns strings into ids and back with TensorFlow ops only, so
-    the same code runs in training, in `translate`, and inside an exported
-    SavedModel.
+    A subclass builds its functional network and sets `self.backbone` (a
+    `compgen_tf.models.backbone.Backbone`: `encode` and a `decoder` that owns its loop);
+    this class does the rest once for every family: teacher-forced logits
+    (`compute_logits`, with scheduled sampling when given a seed), greedy decoding through
+    `compgen_tf.decoding.GreedySampler` (`greedy_decode`, `attention_weights`), training
+    through `fit` (`compgen_tf.training.train_step.TrainStep`), and strings to ids and back
+    through its `Seq2SeqPreprocessor` (TensorFlow ops only, so the same code runs in
+    `tf.data`, in `translate` and inside an exported SavedModel).
 
     Args:
         source_words: the command words (no special tokens).
