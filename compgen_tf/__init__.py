@@ -49,7 +49,7 @@ if (_started_from_the_command_line() and "--verbose" not in sys.argv[1:]
 else:
     import keras  # noqa: E402
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 _LAZY = {"AttentionSeq2Seq": "compgen_tf.models", "Seq2SeqModel": "compgen_tf.models",
          "UnknownTokenError": "compgen_tf.vocabulary", "Vocabulary": "compgen_tf.vocabulary"}
 __all__ = sorted(_LAZY) + ["__version__"]

@@ -8,13 +8,18 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-_PACKAGES = ("compgen-tf", "tensorflow-cpu", "tensorflow", "keras", "tensorflow-datasets",
+_PACKAGES = ("tensorflow-cpu", "tensorflow", "keras", "tensorflow-datasets",
              "keras-tuner", "numpy")
 
 
 def package_versions() -> dict:
     """Python, platform and the installed versions of the library's main dependencies."""
-    versions = {"python": sys.version.split()[0], "platform": platform.platform()}
+    from compgen_tf import __version__
+
+    # The version of the source that runs, not of the installed metadata: an editable install
+    # keeps the version it was installed with, and a checkout on PYTHONPATH has none.
+    versions = {"python": sys.version.split()[0], "platform": platform.platform(),
+                "compgen-tf": __version__}
     for name in _PACKAGES:
         try:
             versions[name] = metadata.version(name)

@@ -149,3 +149,18 @@ def test_concurrent_reproduce_commands_split_seeds_without_duplicates(tmp_path):
     for seed in range(3):
         history = (tmp_path / "runs" / "seq2seq" / "simple_p1" / f"seed{seed}" / "history.jsonl")
         assert [json.loads(line)["step"] for line in history.read_text().splitlines()] == [2]
+
+
+def test_recorded_version_is_the_running_source_and_the_project_version():
+    """Results carry `versions["compgen-tf"]`; it must be the version of the code that ran
+    (an editable install's metadata keeps the version it was installed with)."""
+    import re
+    from pathlib import Path
+
+    import compgen_tf
+    from compgen_tf.versions import package_versions
+
+    pyproject = (Path(__file__).resolve().parents[1] / "pyproject.toml").read_text()
+    declared = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1)
+    assert compgen_tf.__version__ == declared == "0.2.0"
+    assert package_versions()["compgen-tf"] == declared
