@@ -46,8 +46,13 @@ def main(argv=None):
     if args.inter_op_threads:
         tf.config.threading.set_inter_op_parallelism_threads(args.inter_op_threads)
     from benchmark_output import emit
-    from compgen_tf.config import config_path, load_config
-    from compgen_tf.meta_training import MODEL_NAME, build_model, episode_batch
+    from library import module
+
+    config_path = module("compgen_tf.experiments.config").config_path
+    load_config = module("compgen_tf.experiments.config").load_config
+    episodes = module("compgen_tf.experiments.episodes")
+    MODEL_NAME, build_model, episode_batch = (episodes.MODEL_NAME, episodes.build_model,
+                                              episodes.episode_batch)
     from compgen_tf.versions import package_versions
     from tfds_scan import episodes
 

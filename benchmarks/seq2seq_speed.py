@@ -27,9 +27,12 @@ import tensorflow as tf  # noqa: E402
 
 from benchmark_output import emit  # noqa: E402
 from compgen_tf import registry  # noqa: E402
-from compgen_tf.config import config_path, load_config  # noqa: E402
-from compgen_tf.data import encode_split  # noqa: E402
-from compgen_tf.runs import split_examples  # noqa: E402
+from library import module  # noqa: E402
+
+config_path = module("compgen_tf.experiments.config").config_path
+load_config = module("compgen_tf.experiments.config").load_config
+encode_split = module("compgen_tf.training.data").encode_split
+split_examples = module("compgen_tf.experiments.scan").split_examples
 from compgen_tf.versions import package_versions  # noqa: E402
 from compgen_tf.vocabulary import Vocabulary  # noqa: E402
 

@@ -4,8 +4,9 @@
                                         [--out results/benchmarks/training_speed.json]
 
 For each family it trains one short run from scratch with the committed configuration
-(`runs.train_run` for the SCAN models, `meta_training.train_meta_run` for meta seq2seq,
-`toy_runs.train_toy_run` for the toy models), one validation at the very end and no test
+(`experiments.scan.train_run` for the SCAN models, `experiments.episodes.train_meta_run` for
+meta seq2seq, `experiments.toy.train_toy_run` for the toy models; before 0.2.0 `runs`,
+`meta_training` and `toy_runs`, see `library.py`), one validation at the very end and no test
 evaluation, and reports the run's own `wall_time_s` (training time, first-step tracing
 included, validation excluded) and training examples (or episodes) per second. These entry
 points exist on every version since the configuration bases, so `compare_commits.py` can
@@ -25,7 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmark_output import emit  # noqa: E402
-from compgen_tf.config import apply_overrides, config_path, load_config  # noqa: E402
+from library import module  # noqa: E402
 from compgen_tf.versions import package_versions  # noqa: E402
 
 # family -> (model, split or task, training steps, kind)
@@ -40,11 +41,15 @@ FAMILIES = {
 
 
 def train_once(family: str, steps: int, run_dir: Path) -> dict:
+    config_module = module("compgen_tf.experiments.config")
+    apply_overrides, config_path, load_config = (config_module.apply_overrides,
+                                                 config_module.config_path,
+                                                 config_module.load_config)
     model, split, _, kind = FAMILIES[family]
     short = [f"training.max_steps={steps}", f"training.eval_every={steps}",
              f"training.checkpoint_every={steps}"]
     if kind == "scan":
-        from compgen_tf.runs import train_run
+        train_run = module("compgen_tf.experiments.scan").train_run
 
         config = apply_overrides(load_config(config_path(model, split)),
                                  short + ["data.validation_fraction=0.02"])
@@ -52,14 +57,17 @@ def train_once(family: str, steps: int, run_dir: Path) -> dict:
         metrics = train_run(config, run_dir, seed=0, verbose=0, evaluate_splits=())
         examples = steps * config["training"]["batch_size"]
     elif kind == "meta":
-        from compgen_tf import meta_training
+        meta_training = module("compgen_tf.experiments.episodes")
 
-        config = meta_training.resolve_config(split, overrides=short + [
-            "data.validation_episodes=1"])
+        overrides = short + ["data.validation_episodes=1"]
+        if hasattr(meta_training, "EPISODES"):  # 0.2.0
+            config = meta_training.EPISODES.resolve_config(model, split, overrides=overrides)
+        else:
+            config = meta_training.resolve_config(split, overrides=overrides)
         metrics = meta_training.train_meta_run(config, run_dir, seed=0, verbose=0)
         examples = steps  # episodes
     else:
-        from compgen_tf import toy_runs
+        toy_runs = module("compgen_tf.experiments.toy")
 
         config = apply_overrides(load_config(config_path(model, split)), short)
         config.update(model=model, task=split)

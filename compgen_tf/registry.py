@@ -1,19 +1,19 @@
 """Every model the library can build and train, by name.
 
-`MODELS` maps each registered name to a `ModelSpec` (what it trains on, its tasks);
-`build(name)` returns the task model with its default arguments. The SCAN models also have
-their class in `SCAN_MODELS`; the models that train on episodes or toy tasks name the
-module that trains them in `TASK_MODELS`.
+`MODELS` maps each registered name to a `ModelSpec` (what it trains on, its tasks, and its
+`experiment`: how its runs are configured, trained, scored and reported, the one object that
+`train`, `evaluate`, `reproduce` and `tune` use); `build(name)` returns the task model with
+its default arguments. The SCAN models also have their class in `SCAN_MODELS`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from compgen_tf.config import ConfigError
-from compgen_tf.models.attention_seq2seq import AttentionSeq2Seq
-from compgen_tf.models.equivariant_seq2seq import EquivariantSeq2Seq
-from compgen_tf.models.syntactic_attention import SyntacticAttention
+from compgen_tf.experiments.config import ConfigError
+from compgen_tf.models.seq2seq.attention_seq2seq import AttentionSeq2Seq
+from compgen_tf.models.equivariant.equivariant_seq2seq import EquivariantSeq2Seq
+from compgen_tf.models.syntactic_attention.syntactic_attention import SyntacticAttention
 
 # Models that train on a SCAN split, by name.
 SCAN_MODELS = {
@@ -21,19 +21,6 @@ SCAN_MODELS = {
     "equivariant_seq2seq": EquivariantSeq2Seq,
     "syntactic_attention": SyntacticAttention,
 }
-
-# Models that train on a toy or episodic task instead of a SCAN split: model name -> the module
-# whose `train_from_cli(args, command) -> int` handles `python -m compgen_tf.train --model NAME
-# --task TASK` (same run-directory layout: config.json, metrics.json, resumable checkpoints).
-TASK_MODELS: dict[str, str] = {
-    # "Symmetry and systematicity": rule learning, composition and palindromes.
-    **{name: "compgen_tf.toy_runs" for name in (
-        "symbol_convolution", "mlp_baseline", "recurrent_baseline", "stack_lstm",
-        "lstm_baseline")},
-    # Meta seq2seq (Lake 2019): episodic meta-training.
-    "meta_seq2seq": "compgen_tf.meta_training",
-}
-
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
@@ -52,18 +39,31 @@ class ModelSpec:
     tasks: tuple
     description: str
 
+    @property
+    def experiment(self):
+        """The `compgen_tf.experiments.experiment.Experiment` of this model's runs."""
+        if self.trains_on == "scan":
+            from compgen_tf.experiments.scan import SCAN
+            return SCAN
+        if self.trains_on == "episodes":
+            from compgen_tf.experiments.episodes import EPISODES
+            return EPISODES
+        from compgen_tf.experiments.toy import TOY
+        return TOY
+
 
 def _specs():
     import tfds_scan
     from tfds_scan import episodes
 
-    toy = {"symbol_convolution": (("rule_learning", "composition"),
-                                  "width-1 convolutions over symbols"),
-           "mlp_baseline": (("rule_learning", "composition"), "multi-layer perceptron baseline"),
-           "recurrent_baseline": (("rule_learning", "composition"),
-                                  "recurrent network / encoder-decoder baseline"),
-           "stack_lstm": (("palindromes", "palindromes_depth"), "LSTM with a StackLSTMCell"),
-           "lstm_baseline": (("palindromes", "palindromes_depth"), "standard LSTM baseline")}
+    from compgen_tf.experiments.toy import MODEL_TASKS
+
+    toy = {name: (MODEL_TASKS[name], text) for name, text in (
+        ("symbol_convolution", "width-1 convolutions over symbols"),
+        ("mlp_baseline", "multi-layer perceptron baseline"),
+        ("recurrent_baseline", "recurrent network / encoder-decoder baseline"),
+        ("stack_lstm", "LSTM with a StackLSTMCell"),
+        ("lstm_baseline", "standard LSTM baseline"))}
     scan = {"seq2seq": "LSTM seq2seq with attention (Lake & Baroni 2018 baselines)",
             "equivariant_seq2seq": "permutation-equivariant seq2seq (Gordon et al. 2020)",
             "syntactic_attention": "Syntactic Attention (Russin et al. 2019)"}
@@ -102,10 +102,10 @@ def build(name: str, task: str | None = None, **model_args):
     if model.trains_on == "scan":
         return build_model(name, model_args, *scan_vocabularies())
     if model.trains_on == "episodes":
-        from compgen_tf.meta_training import build_model as build_meta_model
+        from compgen_tf.experiments.episodes import build_model as build_meta_model
 
         return build_meta_model(task, model_args)
-    from compgen_tf import toy_runs
+    from compgen_tf.experiments import toy as toy_runs
     from compgen_tf.models.toy_task import ToyTask
 
     backbone = toy_runs.build_model(name, task, model_args)

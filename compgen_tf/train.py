@@ -1,22 +1,26 @@
-"""Train a model on a SCAN split: `python -m compgen_tf.train --model syntactic_attention`.
+"""Train one model: `python -m compgen_tf.train --model syntactic_attention` (`make train`).
 
+    python -m compgen_tf.train --model seq2seq --split simple --seed 1
+    python -m compgen_tf.train --model meta_seq2seq --task mutual_exclusivity
+    python -m compgen_tf.train --model stack_lstm --task palindromes --epochs 2
+
+A SCAN model trains on a `--split`, meta seq2seq and the toy-task models on a `--task`.
 Every hyperparameter comes from a configuration file (default: the committed
-`configs/<model>/<split>.json`); `--set SECTION.KEY=VALUE` overrides any of them.
-Rerunning the same command resumes an interrupted run.
+`configs/<model>/<split or task>.json`); `--set SECTION.KEY=VALUE` overrides any of them.
+The run directory (default `runs/<model>/<split or task>/seed<N>`) is resumed when the same
+command runs again; a finished run is not trained again.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
-import math
 import shlex
 import sys
+from pathlib import Path
 
 from compgen_tf import registry
-from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate_schedule,
-                               config_path, load_config)
-from compgen_tf.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
+from compgen_tf.experiments.config import ConfigError
+from compgen_tf.training.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
 
 DEFAULT_MODEL = "syntactic_attention"
 DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}
@@ -34,9 +38,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "
                              + ", ".join(tfds_scan.CONFIG_NAMES))
-    parser.add_argument("--task", help="task of a model that trains on toy or episodic data "
-                                       "instead of a SCAN split: " + ", ".join(
-                                           sorted(registry.TASK_MODELS)) + " (see README)")
+    parser.add_argument("--task", help="task of a model that trains on episodes or a toy "
+                                       "task instead of a SCAN split: " + ", ".join(
+                                           name for name, spec in registry.MODELS.items()
+                                           if spec.trains_on != "scan"))
     parser.add_argument("--config", help="configuration file (default: configs/MODEL/SPLIT.json)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     budget = parser.add_mutually_exclusive_group()
@@ -62,63 +67,68 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def resolve_config(args) -> dict:
-    split = args.split or DEFAULT_SPLIT.get(args.model, "simple")
-    config = load_config(args.config or config_path(args.model, split))
-    overrides = list(args.set)
-    if args.steps is not None:
-        overrides.append(f"training.max_steps={args.steps}")
-    config = apply_overrides(config, overrides)
-    check_learning_rate_schedule(config["training"], drops_once=False)
-    config.update(model=args.model, split=split)
-    registry.check_model_args(args.model, config["model_args"])
-    if args.epochs is not None:
-        from compgen_tf.runs import split_examples
-
-        examples = len(split_examples(split, "fit", config["data"]))
-        batch = config["training"].get("batch_size", 64)
-        config["training"]["max_steps"] = max(1, math.ceil(args.epochs * examples / batch))
-    return config
-
-
 def main(argv=None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)
+    spec = registry.spec(args.model)
+    experiment = spec.experiment
     if (args.no_support_loss or args.no_decoder_attention) and args.model != "meta_seq2seq":
-        parser.error("--no-support-loss and --no-decoder-attention are meta_seq2seq ablations")
-    if args.model in registry.TASK_MODELS:
-        if args.strategy != "default" or args.cpu_devices is not None:
-            parser.error(f"--strategy and --cpu-devices apply to the SCAN models, not to "
-                         f"{args.model}")
-        module = importlib.import_module(registry.TASK_MODELS[args.model])
-        return module.train_from_cli(args, command)
-    if args.task is not None:
-        parser.error(f"--task is for {', '.join(sorted(registry.TASK_MODELS)) or 'task models'}; "
-                     f"{args.model} trains on a SCAN --split")
-    # The strategy comes first: it must configure TensorFlow's devices before anything
-    # (here the trial build of the model in resolve_config) initialises them.
-    try:
-        strategy = make_strategy(args.strategy, args.cpu_devices)
-    except StrategyError as error:
-        print(f"error: {error}", file=sys.stderr)
+        print("error: --no-support-loss and --no-decoder-attention are meta_seq2seq ablations",
+              file=sys.stderr)
         return 2
+    refused = None
+    if spec.trains_on == "scan":
+        if args.task is not None:
+            refused = f"{args.model} trains on a SCAN --split, not a --task"
+        task = args.split or DEFAULT_SPLIT.get(args.model, "simple")
+    else:
+        task = args.task
+        if args.split is not None:
+            refused = f"{args.model} trains on a --task, not a SCAN --split"
+        elif args.strategy != "default" or args.cpu_devices is not None:
+            refused = (f"--strategy and --cpu-devices apply to the SCAN models, not to "
+                       f"{args.model}")
+        elif args.task is None:
+            refused = f"{args.model} needs --task, one of: {', '.join(spec.tasks)}"
+    if refused:
+        print(f"error: {refused}", file=sys.stderr)
+        return 2
+    options = {}
+    if spec.trains_on == "scan":
+        # The strategy comes first: it must configure TensorFlow's devices before anything
+        # (here the trial build of the model in resolve_config) initialises them.
+        try:
+            options["strategy"] = make_strategy(args.strategy, args.cpu_devices)
+        except StrategyError as error:
+            print(f"error: {error}", file=sys.stderr)
+            return 2
+    overrides = list(args.set)
+    if args.no_support_loss:
+        overrides.append("model_args.support_loss=false")
+    if args.no_decoder_attention:
+        overrides.append("model_args.decoder_attention=false")
     try:
-        config = resolve_config(args)
+        config = experiment.resolve_config(args.model, task, args.config, overrides, args.steps,
+                                           args.epochs)
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    from compgen_tf.runs import default_run_dir, train_run
-
-    run_dir = args.output or default_run_dir(config["model"], config["split"], args.seed)
-    metrics = train_run(config, run_dir, seed=args.seed, verbose=0 if args.quiet else 1,
-                        command=command, strategy=strategy)
+    run_dir = Path(args.output or Path("runs") / args.model / task / f"seed{args.seed}")
+    try:
+        metrics = experiment.train(config, run_dir, seed=args.seed,
+                                   verbose=0 if args.quiet else 1, command=command, **options)
+    except ValueError as error:  # a run directory of another configuration
+        print(f"error: {error}", file=sys.stderr)
+        return 2
     if metrics is None:
-        print(f"worker {worker_index(strategy)} done; the chief evaluates {run_dir}")
+        print(f"worker {worker_index(options['strategy'])} done; the chief evaluates {run_dir}")
         return 0
     accuracy = metrics["accuracy"]
-    print(f"run {run_dir}: test exact match {accuracy['test']:.4f} "
-          f"(validation {accuracy['validation']:.4f}, {metrics['steps']} steps, "
+    others = ", ".join(f"{part} {value:.4f}" for part, value in accuracy.items()
+                       if part != "test")
+    test = f"test exact match {accuracy['test']:.4f} " if "test" in accuracy else ""
+    print(f"run {run_dir}: {test}({others}, {metrics['steps']} steps, "
           f"{metrics['wall_time_s']} s)")
     return 0
 

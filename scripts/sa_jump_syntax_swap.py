@@ -30,9 +30,9 @@ import numpy as np
 import tensorflow as tf
 
 import tfds_scan
-from compgen_tf.data import encode_split
-from compgen_tf.evaluation import evaluate_split
-from compgen_tf.runs import load_run_model
+from compgen_tf.training.data import encode_split
+from compgen_tf.training.evaluation import evaluate_split
+from compgen_tf.experiments.scan import load_run_model
 from compgen_tf.versions import package_versions
 
 VERBS = ("walk", "run", "look", "jump")

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compgen_tf.models.composition import ConvolutionalEncoderDecoder, build_composition_model
-from compgen_tf.models.rule_learning import build_rule_learning_model
-from compgen_tf.toy_runs import composition_arrays, task_data, train_toy_run
+from compgen_tf.models.symmetry.composition import ConvolutionalEncoderDecoder, build_composition_model
+from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model
+from compgen_tf.experiments.toy import composition_arrays, task_data, train_toy_run
 from tfds_scan import toy_tasks
 
 

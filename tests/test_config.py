@@ -2,11 +2,11 @@ import json
 
 import pytest
 
-from compgen_tf.config import ConfigError, apply_overrides, config_path, load_config
+from compgen_tf.experiments.config import ConfigError, apply_overrides, config_path, load_config
 
 
 def test_committed_configs_are_valid():
-    from compgen_tf.config import CONFIG_DIR
+    from compgen_tf.experiments.config import CONFIG_DIR
 
     paths = sorted(p for p in CONFIG_DIR.glob("*/*.json") if p.name != "search_space.json")
     assert paths
@@ -50,8 +50,8 @@ def test_bad_files(tmp_path):
 
 
 def test_tail_validation_config_validates_on_the_end_of_the_official_file():
-    from compgen_tf.config import CONFIG_DIR
-    from compgen_tf.runs import split_examples
+    from compgen_tf.experiments.config import CONFIG_DIR
+    from compgen_tf.experiments.scan import split_examples
 
     config = load_config(CONFIG_DIR / "syntactic_attention" / "addprim_jump_tail_validation.json")
     train = split_examples("addprim_jump", "train", config["data"])
@@ -76,20 +76,21 @@ SCAN_MODEL = ["--model", "syntactic_attention"]
                                 "model_args.dropout=1.5"], "dropout must be in [0, 1)"),
     ("train", ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--set",
                "model_args.num_layers=0"], "num_layers must be a positive integer, got 0"),
-    ("meta_training", ["--task", "mutual_exclusivity", "--seeds", "1", "--set",
-                       "model_args.dropout=-0.5"], "dropout must be in [0, 1), got -0.5"),
+    ("reproduce", ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--seeds", "1",
+                   "--set", "model_args.dropout=-0.5"], "dropout must be in [0, 1), got -0.5"),
+    ("tune", ["--model", "stack_lstm", "--task", "palindromes", "--set",
+              "model_args.units=0"], "units must be a positive integer, got 0"),
     ("train", ["--model", "stack_lstm", "--task", "palindromes", "--set",
                "model_args.units=0"], "units must be a positive integer, got 0"),
 ])
 def test_bad_model_args_are_refused_before_a_run_directory_exists(
         module, argv, message, tmp_path, monkeypatch, capsys):
-    import importlib
+    from compgen_tf.cli import main
 
-    main = importlib.import_module(f"compgen_tf.{module}").main
     monkeypatch.chdir(tmp_path)
-    if module != "train":
+    if module == "reproduce":
         argv = argv + ["--results-dir", str(tmp_path / "results")]
-    assert main(argv + ["--steps", "1", "--quiet"]) == 2
+    assert main([module] + argv + ["--steps", "1", "--quiet"]) == 2
     assert message in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
@@ -100,7 +101,7 @@ def write(path, config):
 
 
 def test_a_variant_is_its_base_with_its_own_keys_laid_over():
-    from compgen_tf.config import CONFIG_DIR
+    from compgen_tf.experiments.config import CONFIG_DIR
 
     base = load_config(CONFIG_DIR / "syntactic_attention" / "default.json")
     variant = load_config(CONFIG_DIR / "syntactic_attention" / "addprim_jump_syntax_action.json")
@@ -118,7 +119,7 @@ def test_a_variant_is_its_base_with_its_own_keys_laid_over():
 
 
 def test_committed_variants_hold_only_what_differs_from_their_base():
-    from compgen_tf.config import CONFIG_DIR
+    from compgen_tf.experiments.config import CONFIG_DIR
 
     variants = [p for p in CONFIG_DIR.glob("*/*.json") if "base" in json.loads(p.read_text())]
     assert len(variants) >= 14
@@ -158,8 +159,8 @@ def test_bad_bases_are_clear_errors(tmp_path):
 
 def test_notes_are_not_part_of_a_configuration(tmp_path):
     """Run directories compare configurations without their notes, and keep their own."""
-    from compgen_tf.config import comparable
-    from compgen_tf.runs import prepare_run_dir
+    from compgen_tf.experiments.config import comparable
+    from compgen_tf.experiments.experiment import prepare_run_dir
 
     config = load_config(config_path("seq2seq", "simple"))
     assert comparable(dict(config, notes="other")) == comparable(config)

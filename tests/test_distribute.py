@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from compgen_tf.distribute import StrategyError, make_strategy
+from compgen_tf.training.distribute import StrategyError, make_strategy
 from compgen_tf.training.batches import pad_to_replicas
 from compgen_tf.training.losses import masked_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
@@ -171,7 +171,7 @@ def test_train_reports_a_bad_strategy_setting_and_exits_2(tmp_path):
 DROPOUT_STREAMS = """
 import json, sys
 import tensorflow as tf
-from compgen_tf.distribute import make_strategy, separate_dropout_streams
+from compgen_tf.training.distribute import make_strategy, separate_dropout_streams
 strategy = make_strategy("mirrored", cpu_devices=2)
 import keras
 with strategy.scope():

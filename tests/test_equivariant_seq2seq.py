@@ -112,7 +112,7 @@ def test_an_ordinary_seq2seq_is_not_equivariant():
 
 
 def test_save_load_round_trip_and_export(tmp_path):
-    from compgen_tf.export import export_model
+    from compgen_tf.cli.export import export_model
 
     model = make_model("verb")
     before = model.translate(COMMANDS)
@@ -152,7 +152,7 @@ def test_symmetry_words_must_be_in_the_vocabulary():
 def test_learns_add_jump_in_miniature(tmp_path):
     """Trained without `jump` in context (it appears alone), the model translates every short
     `jump` command: equivariance carries what it learned on the other verbs over."""
-    from compgen_tf.data import encode_split
+    from compgen_tf.training.data import encode_split
     from compgen_tf.training.callbacks import BEST_MODEL
     from compgen_tf.training.fit import fit_split
     from compgen_tf.vocabulary import Vocabulary

@@ -188,7 +188,7 @@ def test_rerun_resumes_without_training_again(trained_run, capsys):
 
 
 def test_evaluate_cli_scores_episodes(trained_run, capsys):
-    from compgen_tf.evaluate import main
+    from compgen_tf.cli.evaluate import main
 
     run_dir, _ = trained_run
     assert main(["--run", str(run_dir), "--splits", "train", "test"]) == 0
@@ -204,11 +204,15 @@ def test_task_is_required_and_split_rejected(tmp_path, capsys):
     assert "needs --task" in capsys.readouterr().err
     assert main(["--model", "meta_seq2seq", "--task", "nope", "--output",
                  str(tmp_path / "r")]) == 2
-    assert "valid tasks" in capsys.readouterr().err
-    from compgen_tf.meta_training import resolve_config
+    assert "model 'meta_seq2seq' does not train on 'nope'; its tasks: " in \
+        capsys.readouterr().err
+    from compgen_tf.experiments.episodes import EPISODES
 
-    config = resolve_config("add_jump_permutation", no_support_loss=True,
-                            no_decoder_attention=True)
+    def resolve_config(task, overrides=()):
+        return EPISODES.resolve_config("meta_seq2seq", task, overrides=overrides)
+
+    config = resolve_config("add_jump_permutation", ["model_args.support_loss=false",
+                                                     "model_args.decoder_attention=false"])
     assert config["model_args"]["support_loss"] is False
     assert config["model_args"]["decoder_attention"] is False
     assert resolve_config("add_jump_permutation")["model_args"]["support_loss"] is True
@@ -237,7 +241,7 @@ def test_task_is_required_and_split_rejected(tmp_path, capsys):
 def test_export_serves_episodes_in_a_tensorflow_only_process(trained_run, tmp_path):
     run_dir, _ = trained_run
     out_dir = tmp_path / "serving" / "1"
-    from compgen_tf.export import main
+    from compgen_tf.cli.export import main
 
     assert main(["--run", str(run_dir), "--out", str(out_dir)]) == 0
     episode = episodes.test_episodes("mutual_exclusivity")[0]
@@ -260,8 +264,8 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_t
 
 
 def test_plot_memory_and_decoder_attention(trained_run, tmp_path):
-    from compgen_tf.plot_meta_attention import episode_attention, main
-    from compgen_tf.runs import load_run_model
+    from compgen_tf.reporting.plot_meta_attention import episode_attention, main
+    from compgen_tf.experiments.experiment import load_run_model
 
     run_dir, _ = trained_run
     episode = episodes.test_episodes("mutual_exclusivity")[0]
@@ -277,10 +281,10 @@ def test_plot_memory_and_decoder_attention(trained_run, tmp_path):
 
 
 def test_meta_training_cli_writes_results_and_refuses_another_configuration(tmp_path, capsys):
-    from compgen_tf.meta_training import main
+    from compgen_tf.experiments.reproduce import main
 
     results_dir, runs_dir = tmp_path / "results", tmp_path / "runs"
-    argv = ["--task", "mutual_exclusivity", "--seeds", "1", "--steps", "4",
+    argv = ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--seeds", "1", "--steps", "4",
             "--runs-dir", str(runs_dir), f"--results-dir={results_dir}", "--quiet"]
     for setting in TRAIN_SETTINGS[:4] + ["training.eval_every=2"]:
         argv += ["--set", setting]
@@ -311,7 +315,7 @@ def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatc
     # The biLSTM and decoder layers sit in Python lists, which tf.train.Checkpoint does not
     # follow inside a Keras 3 model: their weights must come back through the run's
     # checkpoint all the same, with the optimizer slots and the dropout seed states.
-    from compgen_tf import meta_training
+    from compgen_tf.experiments import episodes as meta_training
     from compgen_tf.training.fit import META_TRAINING_DEFAULTS, fit_run
 
     training = {"max_steps": 6, "eval_every": 100, "checkpoint_every": 1}

@@ -6,9 +6,9 @@ import keras
 import numpy as np
 import pytest
 
-from compgen_tf.models.palindromes import (build_palindrome_model, palindrome_accuracy,
+from compgen_tf.models.symmetry.palindromes import (build_palindrome_model, palindrome_accuracy,
                                            palindrome_arrays)
-from compgen_tf.toy_runs import score, task_data, train_toy_run
+from compgen_tf.experiments.toy import score, task_data, train_toy_run
 
 
 def test_arrays_score_only_the_symbols_after_the_centre():

@@ -39,10 +39,12 @@ def test_help_lists_models_and_splits():
 def test_default_training_is_syntactic_attention_on_add_jump():
     """`python -m compgen_tf.train` with no flag (what `make train` runs) trains the README's
     default: Syntactic Attention on addprim_jump with its committed configuration."""
-    from compgen_tf.config import load_config
-    from compgen_tf.train import build_parser, resolve_config
+    from compgen_tf.experiments.config import load_config
+    from compgen_tf.train import DEFAULT_MODEL, DEFAULT_SPLIT
+    from compgen_tf.registry import spec
 
-    config = resolve_config(build_parser().parse_args([]))
+    model = DEFAULT_MODEL
+    config = spec(model).experiment.resolve_config(model, DEFAULT_SPLIT[model])
     assert (config["model"], config["split"]) == ("syntactic_attention", "addprim_jump")
     committed = load_config(REPO / "configs" / "syntactic_attention" / "default.json")
     assert {k: config[k] for k in committed} == committed
@@ -86,17 +88,17 @@ def test_rerun_resumes_without_training_again(trained_run):
 
 
 def test_evaluate_cli(trained_run):
-    out = run("-m", "compgen_tf.evaluate", "--run", str(trained_run), "--splits",
+    out = run("-m", "compgen_tf", "evaluate", "--run", str(trained_run), "--splits",
               "validation").stdout
     assert "validation: exact match" in out
-    missing = run("-m", "compgen_tf.evaluate", "--run", str(trained_run / "nope"), check=False)
+    missing = run("-m", "compgen_tf", "evaluate", "--run", str(trained_run / "nope"), check=False)
     assert missing.returncode == 2
     assert "config.json does not exist: is " in missing.stderr
 
 
 def test_export_serves_strings_in_a_tensorflow_only_process(trained_run, tmp_path):
     out_dir = tmp_path / "models" / "scan" / "1"
-    run("-m", "compgen_tf.export", "--run", str(trained_run), "--out", str(out_dir))
+    run("-m", "compgen_tf", "export", "--run", str(trained_run), "--out", str(out_dir))
     served = run("-c", f"""
 import json, sys
 import tensorflow as tf
@@ -134,7 +136,7 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_t
                          check=True).stdout
     assert "unknown word(s): dax" in ran
 
-    again = run("-m", "compgen_tf.export", "--run", str(trained_run), "--out", str(out_dir),
+    again = run("-m", "compgen_tf", "export", "--run", str(trained_run), "--out", str(out_dir),
                 check=False)
     assert again.returncode == 2 and "not empty" in again.stderr
 
@@ -143,7 +145,7 @@ def test_concurrent_answers_equal_single_command_answers(trained_run, tmp_path):
     """What a model server does to the graph: several threads, mixed batch sizes, good and bad
     commands; every answer equals the command's answer alone (benchmarks/serving_load.py)."""
     out_dir = tmp_path / "export"
-    run("-m", "compgen_tf.export", "--run", str(trained_run), "--out", str(out_dir))
+    run("-m", "compgen_tf", "export", "--run", str(trained_run), "--out", str(out_dir))
     sys.path.insert(0, str(REPO / "benchmarks"))
     from serving_load import run_load
 

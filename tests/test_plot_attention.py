@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from compgen_tf.models import AttentionSeq2Seq
-from compgen_tf.plot_attention import attention_map, plot_attention
+from compgen_tf.reporting.plot_attention import attention_map, plot_attention
 
 
 @pytest.fixture(scope="module")

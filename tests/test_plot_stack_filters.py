@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from compgen_tf import plot_stack_filters as psf
-from compgen_tf.models.palindromes import build_palindrome_model
+from compgen_tf.reporting import plot_stack_filters as psf
+from compgen_tf.models.symmetry.palindromes import build_palindrome_model
 
 
 @pytest.fixture(scope="module")

@@ -25,7 +25,10 @@ TINY = {
 
 
 def test_every_model_is_registered_once_with_its_tasks():
-    assert set(registry.MODELS) == set(registry.SCAN_MODELS) | set(registry.TASK_MODELS)
+    assert {n for n, s in registry.MODELS.items() if s.trains_on == "scan"} == set(
+        registry.SCAN_MODELS)
+    assert {s.experiment.kind for s in registry.MODELS.values()} == {"scan", "episodes", "toy"}
+    assert all(s.experiment.kind == s.trains_on for s in registry.MODELS.values())
     assert registry.MODELS["syntactic_attention"].tasks == tuple(tfds_scan.CONFIG_NAMES)
     assert registry.MODELS["stack_lstm"].tasks == ("palindromes", "palindromes_depth")
     with pytest.raises(ValueError, match="unknown model 'lstm'; available: "):
@@ -70,8 +73,8 @@ def _scan_dataset(task, data_dir):
 
 def _toy_dataset(name, task_name, data_dir):
     """A few examples of the toy task's TFDS builder, as (inputs, targets[, weights])."""
-    from compgen_tf.models.palindromes import palindrome_arrays
-    from compgen_tf.toy_runs import composition_arrays
+    from compgen_tf.models.symmetry.palindromes import palindrome_arrays
+    from compgen_tf.experiments.toy import composition_arrays
     from tfds_scan.toy_palindromes import ToyPalindromesConfig
 
     if task_name == "rule_learning":
@@ -103,7 +106,7 @@ def test_each_task_model_fits_with_plain_fit_on_tfds_data(name, tmp_path):
         dataset = _scan_dataset(task, tmp_path)
         task.compile(optimizer=keras.optimizers.Adam(0.01), clip_norm=5.0)
     elif spec.trains_on == "episodes":
-        from compgen_tf.meta_training import EpisodeBatches
+        from compgen_tf.experiments.episodes import EpisodeBatches
         from compgen_tf.training.batches import training_dataset
 
         dataset = training_dataset(EpisodeBatches(task, spec.tasks[0], seed=0), 0).take(2)

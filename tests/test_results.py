@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from compgen_tf.reproduce import main as reproduce
-from compgen_tf.results import load_results, run_record, summarize, write_results
+from compgen_tf.experiments.reproduce import main as reproduce
+from compgen_tf.experiments.results import load_results, run_record, summarize, write_results
 
 
 def test_summarize_statistics():
@@ -86,7 +86,8 @@ def test_every_registered_model_is_reproduced_below():
     assert set(TINY_SIZES) == set(registry.SCAN_MODELS)
 
 
-@pytest.mark.parametrize("model", sorted(TINY_SIZES))
+# Every other model reproduces one seed in tests/test_every_model.py.
+@pytest.mark.parametrize("model", ["seq2seq"])
 def test_reproduce_trains_seeds_once_and_writes_results(model, tmp_path, capsys):
     overrides = TINY_SIZES[model] + ["training.eval_every=2", "model_args.max_output_length=8"]
     args = (["--model", model, "--split", "simple_p1", "--seeds", "2", "--steps", "4",
@@ -97,7 +98,7 @@ def test_reproduce_trains_seeds_once_and_writes_results(model, tmp_path, capsys)
     assert [r["seed"] for r in document["runs"]] == [0, 1]
     assert all(r["steps"] == 4 and 0 <= r["test_accuracy"] <= 1 for r in document["runs"])
     assert document["summary"]["n"] == 2
-    assert document["command"].startswith(f"python -m compgen_tf.reproduce --model {model}")
+    assert document["command"].startswith(f"python -m compgen_tf reproduce --model {model}")
     # Where the files went is this machine's business: the command runs from the repo root.
     assert "--runs-dir" not in document["command"]
     assert "--results-dir" not in document["command"]
@@ -134,7 +135,7 @@ def test_concurrent_reproduce_commands_split_seeds_without_duplicates(tmp_path):
             "--results-dir", str(tmp_path / "results"), "--quiet"]
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3")
     commands = [args + ["--jobs", "2"], args]
-    processes = [subprocess.Popen([sys.executable, "-m", "compgen_tf.reproduce", *command],
+    processes = [subprocess.Popen([sys.executable, "-m", "compgen_tf", "reproduce", *command],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                   env=env)
                  for command in commands]

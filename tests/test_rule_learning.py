@@ -3,10 +3,11 @@
 import numpy as np
 import pytest
 
-from compgen_tf import toy_runs
-from compgen_tf.config import apply_overrides, config_path, load_config
-from compgen_tf.models.rule_learning import build_rule_learning_model
-from compgen_tf.results import load_results
+from compgen_tf.experiments import toy as toy_runs
+from compgen_tf.experiments.reproduce import main as reproduce
+from compgen_tf.experiments.config import apply_overrides, config_path, load_config
+from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model
+from compgen_tf.experiments.results import load_results
 
 
 def _test_accuracy(model, seed, tmp_path, steps=150):
@@ -32,7 +33,7 @@ def test_results_files_in_the_common_schema(tmp_path):
     argv = ["--model", "symbol_convolution", "--task", "rule_learning", "--seeds", "1",
             "--steps", "5", "--set", "training.eval_every=5", "--quiet",
             "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")]
-    assert toy_runs.main(argv) == 0
+    assert reproduce(argv) == 0
     document = load_results(tmp_path / "results" / "symbol_convolution" / "rule_learning.json")
     assert document["split"] == "rule_learning" and document["summary"]["n"] == 1
 

@@ -4,9 +4,13 @@ import json
 
 import pytest
 
-from compgen_tf import evaluate, registry, toy_runs, train
-from compgen_tf.config import load_config
-from compgen_tf.results import load_results
+from compgen_tf import registry, train
+from compgen_tf.cli import evaluate
+from compgen_tf.experiments import toy as toy_runs
+from compgen_tf.experiments.config import load_config
+from compgen_tf.experiments.reproduce import main as reproduce
+from compgen_tf.experiments.results import load_results
+from compgen_tf.experiments.toy import TOY
 from compgen_tf.training.callbacks import ModelSelection
 
 TINY = ["--steps", "20", "--set", "training.eval_every=10", "--quiet"]
@@ -14,7 +18,8 @@ TINY = ["--steps", "20", "--set", "training.eval_every=10", "--quiet"]
 
 def test_every_toy_model_has_a_config_for_each_task():
     for model, tasks in toy_runs.MODEL_TASKS.items():
-        assert registry.TASK_MODELS[model] == "compgen_tf.toy_runs"
+        assert registry.MODELS[model].experiment is TOY
+        assert registry.MODELS[model].tasks == tasks
         for task in tasks:
             config = load_config(f"configs/{model}/{task}.json")
             assert config["notes"] and config["training"]["max_steps"] > 0
@@ -41,7 +46,7 @@ def test_cli_writes_a_run_directory_and_skips_a_finished_run(tmp_path, capsys):
     # Another configuration in the same directory is refused, not mixed in.
     assert train.main(argv + ["--steps", "30", "--quiet"]) == 2
     assert "different configuration" in capsys.readouterr().err
-    # `compgen_tf.evaluate --run` scores a toy run again: the same figures, and train added.
+    # `compgen_tf.cli.evaluate --run` scores a toy run again: the same figures, and train added.
     assert evaluate.main(["--run", str(out)]) == 0
     again = json.loads((out / "metrics.json").read_text())
     assert again["accuracy"]["validation"] == metrics["accuracy"]["validation"]
@@ -81,9 +86,13 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--model", "stack_lstm", "--task", "composition"], "--task must be one of"),
+    (["--model", "stack_lstm", "--task", "composition"],
+     "model 'stack_lstm' does not train on 'composition'; its tasks: palindromes, "
+     "palindromes_depth"),
     (["--model", "stack_lstm"], "needs --task"),
-    (["--model", "stack_lstm", "--task", "palindromes", "--split", "simple"], "not a SCAN"),
+    (["--model", "stack_lstm", "--task", "palindromes", "--split", "simple"],
+     "stack_lstm trains on a --task, not a SCAN --split"),
+    (["--model", "seq2seq", "--task", "palindromes"], "seq2seq trains on a SCAN --split"),
 ])
 def test_cli_errors(argv, message, capsys):
     assert train.main(argv) == 2
@@ -96,42 +105,42 @@ def test_reproduce_writes_results_per_test_split(tmp_path):
             "--set", "data.test_size=12", "--set", "training.jit_compile=false", "--quiet",
             "--runs-dir", str(tmp_path / "runs"),
             "--results-dir", str(tmp_path / "results")]
-    assert toy_runs.main(argv) == 0
+    assert reproduce(argv) == 0
     for name in ("palindromes_in_domain", "palindromes_long"):
         document = load_results(tmp_path / "results" / "lstm_baseline" / f"{name}.json")
         assert [r["seed"] for r in document["runs"]] == [0, 1]
         assert document["summary"]["n"] == 2 and "test_sequence_accuracy" in document["runs"][0]
     assert (tmp_path / "runs" / "lstm_baseline" / "palindromes" / "seed1" / "metrics.json").exists()
     # A variant configuration gets its own run directories and results files.
-    variant = ["--variant", "lr3", "--set", "training.learning_rate=0.003"]
-    assert toy_runs.main(argv[:4] + ["--seeds", "1"] + argv[6:] + variant) == 0
+    variant = ["--name", "palindromes_lr3", "--set", "training.learning_rate=0.003"]
+    assert reproduce(argv[:4] + ["--seeds", "1"] + argv[6:] + variant) == 0
     assert (tmp_path / "runs" / "lstm_baseline" / "palindromes_lr3" / "seed0").exists()
     assert load_results(tmp_path / "results" / "lstm_baseline" / "palindromes_long_lr3.json")[
         "config"]["training"]["learning_rate"] == 0.003
     # More seeds of the same configuration join the file; another configuration under the
     # same name is refused before anything is trained.
-    assert toy_runs.main(argv[:4] + ["--seeds", "1", "--first-seed", "2"] + argv[6:]) == 0
+    assert reproduce(argv[:4] + ["--seeds", "1", "--first-seed", "2"] + argv[6:]) == 0
     document = load_results(tmp_path / "results" / "lstm_baseline" / "palindromes_long.json")
     assert [r["seed"] for r in document["runs"]] == [0, 1, 2]
     assert "--first-seed" in document["runs"][2]["command"]
     assert "--first-seed" not in document["runs"][0]["command"]
     changed = argv[:4] + ["--seeds", "1", "--first-seed", "3"] + argv[6:] + [
         "--set", "training.learning_rate=0.003"]
-    assert toy_runs.main(changed) == 2
+    assert reproduce(changed) == 2
     assert not (tmp_path / "runs" / "lstm_baseline" / "palindromes" / "seed3").exists()
 
 
-def test_reproduce_hands_task_models_to_their_own_tool(tmp_path, monkeypatch):
-    from compgen_tf import meta_training, reproduce
-
+def test_reproduce_records_its_own_command_for_every_kind_of_model(tmp_path, capsys):
     argv = ["--model", "mlp_baseline", "--task", "composition", "--seeds", "1",
             "--steps", "10", "--set", "training.eval_every=10", "--quiet",
             "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results")]
-    assert reproduce.main(argv) == 0
+    assert reproduce(argv) == 0
     document = load_results(tmp_path / "results" / "mlp_baseline" / "composition.json")
     assert document["summary"]["n"] == 1
-    assert document["command"].startswith("python -m compgen_tf.toy_runs --model mlp_baseline")
-    seen = []
-    monkeypatch.setattr(meta_training, "main", lambda args: seen.append(args) or 0)
-    assert reproduce.main(["--model=meta_seq2seq", "--task", "mutual_exclusivity"]) == 0
-    assert seen == [["--task", "mutual_exclusivity"]]
+    assert document["command"] == ("python -m compgen_tf reproduce --model mlp_baseline --task "
+                                   "composition --seeds 1 --steps 10 --set "
+                                   "training.eval_every=10 --quiet")
+    assert document["runs"][0]["command"] == document["command"]
+    # A toy task is a --task, a SCAN split a --split: the other is one clear line, exit 2.
+    assert reproduce(["--model", "mlp_baseline", "--split", "composition"]) == 2
+    assert "mlp_baseline trains on a --task" in capsys.readouterr().err

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tfds_scan
-from compgen_tf.data import encode_split, epoch_batches, gather_batch
+from compgen_tf.training.data import encode_split, epoch_batches, gather_batch
 from compgen_tf.models import AttentionSeq2Seq
 from compgen_tf.training.batches import SplitBatches
 from compgen_tf.training.callbacks import BEST_MODEL, ModelSelection, TrainingProgress
@@ -132,8 +132,8 @@ def test_learning_rate_schedule_is_constant_or_halves_stepwise_or_drops_once():
 def test_initial_weights_do_not_depend_on_building_the_dataset(tmp_path, monkeypatch):
     """The first run on a fresh TFDS data directory builds the dataset (which draws from the
     global random generators); it must train exactly as a run that finds it built."""
-    from compgen_tf.config import apply_overrides, config_path, load_config
-    from compgen_tf.runs import train_run
+    from compgen_tf.experiments.config import apply_overrides, config_path, load_config
+    from compgen_tf.experiments.scan import train_run
 
     monkeypatch.setenv("COMPGEN_TF_DATA_DIR", str(tmp_path / "tensorflow_datasets"))
     config = apply_overrides(load_config(config_path("seq2seq", "simple_p1")), [
@@ -152,7 +152,7 @@ def test_initial_weights_do_not_depend_on_building_the_dataset(tmp_path, monkeyp
 def test_a_warm_started_run_continues_its_parent_on_the_evaluation_grid(tmp_path):
     """A Hyperband child continues its parent's checkpoint (here at step 7, between two
     evaluations of every 5 steps) with evaluations at 10 and 15 and a saved reset."""
-    from compgen_tf.runs import copy_checkpoint
+    from compgen_tf.experiments.experiment import copy_checkpoint
 
     run(tmp_path / "parent", max_steps=7)  # evaluations at 5 and 7 (the last step)
     copy_checkpoint(tmp_path / "parent", tmp_path / "child")

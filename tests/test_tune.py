@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from compgen_tf import registry
-from compgen_tf.config import config_path, load_config
-from compgen_tf.tune import load_search_space, main as tune, search_space_path
+from compgen_tf.experiments.config import config_path, load_config
+from compgen_tf.experiments.tune import load_search_space, main as tune, search_space_path
 
 SPLIT = "simple_p1"  # 209 train lines: 188 fit, 21 validation
 
@@ -30,15 +30,21 @@ def trials_of(output):
     return json.loads((output / "trials.json").read_text())["trials"]
 
 
-@pytest.mark.parametrize("model", sorted(registry.SCAN_MODELS))
+@pytest.mark.parametrize("model", sorted(registry.MODELS))
 def test_committed_search_space_is_valid(model):
+    from compgen_tf.registry import spec
+
     path = search_space_path(model)
     assert "notes" in json.loads(path.read_text()), f"{path} should say where its ranges come from"
-    specs = load_search_space(path, model, load_config(config_path(model, "addprim_jump")))
+    model_spec = spec(model)
+    task = "addprim_jump" if model_spec.trains_on == "scan" else model_spec.tasks[0]
+    specs = load_search_space(path, model,
+                              model_spec.experiment.resolve_config(model, task))
     assert specs and "notes" not in specs
 
 
-@pytest.mark.parametrize("model", sorted(registry.SCAN_MODELS))
+# Every other model runs a one-trial search in tests/test_every_model.py.
+@pytest.mark.parametrize("model", ["seq2seq"])
 def test_random_search_ranks_trials_writes_best_config_and_resumes(model, tmp_path, capsys):
     output = tmp_path / "tune"
     overrides = tiny_overrides(model)
@@ -85,7 +91,7 @@ def test_random_search_ranks_trials_writes_best_config_and_resumes(model, tmp_pa
 
 
 def test_interrupted_search_retries_the_same_trial(tmp_path, monkeypatch):
-    from compgen_tf import runs
+    from compgen_tf.experiments import scan as runs
 
     output = tmp_path / "tune"
     args = ["--model", "seq2seq", "--split", SPLIT, "--tuner", "random", "--max-trials", "1",
@@ -176,7 +182,11 @@ def test_bad_command_lines_exit_2(tmp_path, capsys):
     assert tune(["--model", "seq2seq", "--split", SPLIT, "--search-space",
                  str(tmp_path / "missing.json")]) == 2
     assert "does not exist" in capsys.readouterr().err
-    for bad in (["--tuner", "grid"], ["--split", "nosuchsplit"], ["--model", "nosuchmodel"]):
+    assert tune(["--model", "seq2seq", "--split", "nosuchsplit"]) == 2
+    assert "model 'seq2seq' does not train on 'nosuchsplit'" in capsys.readouterr().err
+    assert tune(["--model", "stack_lstm", "--split", "palindromes"]) == 2
+    assert "stack_lstm trains on a --task" in capsys.readouterr().err
+    for bad in (["--tuner", "grid"], ["--model", "nosuchmodel"]):
         args = dict(zip(["--model", "--split"], ["seq2seq", SPLIT]))
         args.update(dict([bad]))
         with pytest.raises(SystemExit) as exit_info:
@@ -215,7 +225,7 @@ def test_distributed_search_splits_trials_between_two_workers(tmp_path):
         env = dict(os.environ, KERASTUNER_TUNER_ID=tuner_id, KERASTUNER_ORACLE_IP="127.0.0.1",
                    KERASTUNER_ORACLE_PORT=str(port), TF_CPP_MIN_LOG_LEVEL="3")
         processes[tuner_id] = subprocess.Popen(
-            [sys.executable, "-m", "compgen_tf.tune", *args], env=env, text=True,
+            [sys.executable, "-m", "compgen_tf", "tune", *args], env=env, text=True,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     outputs = {name: process.communicate(timeout=600)[0] for name, process in processes.items()}
     assert {name: p.returncode for name, p in processes.items()} == \

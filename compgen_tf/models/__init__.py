@@ -2,19 +2,21 @@
 
 Each family has a functional backbone (`keras.Input`s to teacher-forced logits) and a task
 model that holds it with its preprocessor (strings to ids and back) and trains with `fit`.
+One subpackage per family (`seq2seq`, `equivariant`, `syntactic_attention`, `meta_seq2seq`,
+`symmetry` for the toy-task models); the parts they share sit here (`Backbone`,
+`Seq2SeqModel`, `Seq2SeqPreprocessor`, `RecurrentDecoder`, `ToyTask`).
 """
 
-from compgen_tf.models.attention_seq2seq import (AttentionSeq2Seq, AttentionSeq2SeqBackbone,
-                                                 LuongAttentionDecoder)
 from compgen_tf.models.backbone import Backbone
-from compgen_tf.models.composition import ConvolutionalEncoderDecoder
-from compgen_tf.models.equivariant_seq2seq import (EquivariantAttentionDecoder,
-                                                   EquivariantSeq2Seq,
-                                                   EquivariantSeq2SeqBackbone)
+from compgen_tf.models.equivariant import (EquivariantAttentionDecoder, EquivariantSeq2Seq,
+                                           EquivariantSeq2SeqBackbone)
 from compgen_tf.models.meta_seq2seq import MetaDecoder, MetaSeq2Seq, MetaSeq2SeqBackbone
 from compgen_tf.models.preprocessor import Seq2SeqPreprocessor
 from compgen_tf.models.recurrent_decoder import RecurrentDecoder
+from compgen_tf.models.seq2seq import (AttentionSeq2Seq, AttentionSeq2SeqBackbone,
+                                       LuongAttentionDecoder)
 from compgen_tf.models.seq2seq_model import Seq2SeqModel
+from compgen_tf.models.symmetry.composition import ConvolutionalEncoderDecoder
 from compgen_tf.models.syntactic_attention import (SyntacticAttention,
                                                    SyntacticAttentionBackbone,
                                                    SyntacticAttentionDecoder, SyntaxShift,

@@ -114,7 +114,7 @@ class Seq2SeqModel(TrainStep, keras.Model):
     @classmethod
     def from_run(cls, run_dir):
         """The best model of a training run directory (`run_dir/best_model.keras`)."""
-        from compgen_tf.runs import load_run_model
+        from compgen_tf.experiments.experiment import load_run_model
 
         model = load_run_model(run_dir)
         if not isinstance(model, cls):

@@ -11,14 +11,14 @@ class ToyTask(keras.Model):
 
     Built from `backbone.input` to the backbone's output (keras-hub's Task shape), so
     `compile`/`fit`/`evaluate`/`predict` are Keras'. The backbones are the functional
-    models of `compgen_tf.models.rule_learning`, `composition` and `palindromes`.
+    models of `compgen_tf.models.symmetry.rule_learning`, `composition` and `palindromes`.
 
     Args:
         backbone: a functional `keras.Model`.
         **kwargs: passed to `keras.Model` (`name`, `trainable`).
 
     Example:
-        >>> from compgen_tf.models.palindromes import build_palindrome_model
+        >>> from compgen_tf.models.symmetry.palindromes import build_palindrome_model
         >>> task = ToyTask(build_palindrome_model("lstm"))
         >>> task.predict(np.zeros((1, 7), "int32"), verbose=0).shape
         (1, 7, 6)
@@ -32,7 +32,7 @@ class ToyTask(keras.Model):
     @classmethod
     def from_run(cls, run_dir):
         """The best model of a toy run directory, as a task model."""
-        from compgen_tf.runs import load_run_model
+        from compgen_tf.experiments.experiment import load_run_model
 
         backbone = load_run_model(run_dir)
         return cls(backbone, name=backbone.name)

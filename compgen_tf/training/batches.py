@@ -7,7 +7,7 @@ import itertools
 import numpy as np
 import tensorflow as tf
 
-from compgen_tf.data import EncodedSplit, epoch_batches, gather_batch
+from compgen_tf.training.data import EncodedSplit, epoch_batches, gather_batch
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
@@ -32,7 +32,7 @@ def pad_to_replicas(source, target, replicas: int):
 class SplitBatches:
     """The batches of a SCAN split, step after step, epoch after epoch.
 
-    Epoch e is `compgen_tf.data.epoch_batches(split, batch_size, seed, e)` (shuffled,
+    Epoch e is `compgen_tf.training.data.epoch_batches(split, batch_size, seed, e)` (shuffled,
     length-bucketed); step s is batch s mod n of epoch s div n, n batches an epoch. So
     the data a step sees depends only on (seed, step), and a run resumed at step s reads
     what an uninterrupted run would.

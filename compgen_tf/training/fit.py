@@ -9,8 +9,8 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from compgen_tf.config import check_learning_rate_schedule
-from compgen_tf.distribute import separate_dropout_streams
+from compgen_tf.experiments.config import check_learning_rate_schedule
+from compgen_tf.training.distribute import separate_dropout_streams
 from compgen_tf.training.batches import training_dataset
 from compgen_tf.training.callbacks import (BEST_MODEL, ModelSelection, ResumableCheckpoint,
                                            TrainingProgress, keep_history_until)
@@ -80,7 +80,7 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
         validate: `validate(model) -> accuracy` (or {"accuracy", "loss"}, see
             `ModelSelection`) on validation data carved from train.
         seed: the teacher-forcing draws' seed.
-        strategy: a `tf.distribute` strategy (`compgen_tf.distribute.make_strategy`).
+        strategy: a `tf.distribute` strategy (`compgen_tf.training.distribute.make_strategy`).
         verbose: 0 silent, 1 progress bars.
         defaults: the settings' defaults (`TRAINING_DEFAULTS`, `META_TRAINING_DEFAULTS` or
             `TOY_TRAINING_DEFAULTS`).
@@ -168,8 +168,8 @@ def fit_split(model, training: dict, run_dir, fit_split, validation_split, seed:
               length_bucket: int = 8, strategy=None, verbose: int = 1, callbacks=(),
               extend: bool = False) -> dict:
     """`fit_run` on a SCAN split: batches of `fit_split` (`SplitBatches`), model selection on
-    the exact match of `validation_split` (both `compgen_tf.data.EncodedSplit`s)."""
-    from compgen_tf.evaluation import evaluate_split
+    the exact match of `validation_split` (both `compgen_tf.training.data.EncodedSplit`s)."""
+    from compgen_tf.training.evaluation import evaluate_split
     from compgen_tf.training.batches import SplitBatches
 
     batch_size = training_settings(training, TRAINING_DEFAULTS, "every")["batch_size"]

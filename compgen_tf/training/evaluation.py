@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 
-from compgen_tf.data import EncodedSplit
+from compgen_tf.training.data import EncodedSplit
 from compgen_tf.vocabulary import PAD_ID
 
 

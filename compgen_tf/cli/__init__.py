@@ -5,8 +5,14 @@
     python -m compgen_tf --help                                  # every command, one line each
     python -m compgen_tf <command> --help                        # that command's options
 
-Installed as the console script `compgen-tf`. Each command is the `main()` of one module,
-which can still be run on its own (`python -m compgen_tf.train` is `make train`).
+Installed as the console script `compgen-tf`. Each command is the `main(argv)` of one module;
+`python -m compgen_tf.train` (`make train`) is the one module that also runs on its own.
+Every command works for every registered model (`compgen_tf.registry.MODELS`).
+
+Commands recorded in results files before 0.2.0 name a module: run
+`python -m compgen_tf.<module> ARGS` as `python -m compgen_tf <command> ARGS`, with
+`toy_runs` -> `reproduce` and `meta_training` -> `reproduce --model meta_seq2seq`
+(`--variant V` of `toy_runs` is now `--name TASK_V`).
 TensorFlow's start-up log lines (oneDNN, CPU features, absl) are hidden unless `--verbose`
 is given, anywhere on the line.
 """
@@ -19,18 +25,19 @@ import sys
 # command -> (module whose main(argv) runs it, what it does)
 COMMANDS = {
     "train": ("compgen_tf.train", "train one model on a SCAN split or a task (resumable)"),
-    "evaluate": ("compgen_tf.evaluate", "exact match of a trained run on its splits"),
-    "export": ("compgen_tf.export", "a trained run as a SavedModel: strings in, strings out"),
-    "tune": ("compgen_tf.tune", "keras-tuner search over a search-space file"),
-    "reproduce": ("compgen_tf.reproduce", "several seeds of a SCAN model, summary in results/"),
-    "reproduce-meta": ("compgen_tf.meta_training", "several seeds of meta seq2seq on a task"),
-    "reproduce-toy": ("compgen_tf.toy_runs", "several seeds of a toy-task model"),
-    "report": ("compgen_tf.report", "regenerate results/README.md and the plots"),
-    "errors": ("compgen_tf.error_analysis", "kinds of wrong translations of a run"),
-    "plot-attention": ("compgen_tf.plot_attention", "attention heat map of one translation"),
-    "plot-meta-attention": ("compgen_tf.plot_meta_attention",
+    "evaluate": ("compgen_tf.cli.evaluate", "exact match of a trained run on its splits"),
+    "export": ("compgen_tf.cli.export",
+               "a trained run as a SavedModel: strings in, strings out"),
+    "tune": ("compgen_tf.experiments.tune", "keras-tuner search over a search-space file"),
+    "reproduce": ("compgen_tf.experiments.reproduce",
+                  "several seeds of a model, summary in results/"),
+    "report": ("compgen_tf.reporting.report", "regenerate results/README.md and the plots"),
+    "errors": ("compgen_tf.reporting.error_analysis", "kinds of wrong translations of a run"),
+    "plot-attention": ("compgen_tf.reporting.plot_attention",
+                       "attention heat map of one translation"),
+    "plot-meta-attention": ("compgen_tf.reporting.plot_meta_attention",
                             "memory and decoder attention of a meta seq2seq learner"),
-    "plot-stack-filters": ("compgen_tf.plot_stack_filters",
+    "plot-stack-filters": ("compgen_tf.reporting.plot_stack_filters",
                            "what each stack of a trained StackLSTM does"),
 }
 

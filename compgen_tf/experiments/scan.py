@@ -1,4 +1,4 @@
-"""Run directories: what one training run leaves behind, and how to (re)evaluate it.
+"""Runs on a SCAN split: `SCAN`, the experiment of the SCAN models.
 
 A run directory holds `config.json` (the resolved configuration),
 `source_vocabulary.json` / `target_vocabulary.json`, `checkpoints/`,
@@ -18,20 +18,16 @@ import tensorflow as tf
 
 import tfds_scan
 from compgen_tf import registry
-from compgen_tf.config import comparable, config_differences
-from compgen_tf.data import encode_split
-from compgen_tf.distribute import is_chief, wait_for_workers, worker_index
-from compgen_tf.evaluation import evaluate_split
-from compgen_tf.training.callbacks import BEST_MODEL
+from compgen_tf.experiments.experiment import (Experiment, account_warm_start, class_arguments,
+                                               load_run_model, prepare_run_dir, start_from)
+from compgen_tf.training.data import encode_split
+from compgen_tf.training.distribute import is_chief, wait_for_workers, worker_index
+from compgen_tf.training.evaluation import evaluate_split
 from compgen_tf.training.fit import fit_split
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import Vocabulary
 
 EVALUATED_SPLITS = ("train", "validation", "test")
-
-
-def default_run_dir(model: str, split: str, seed: int) -> Path:
-    return Path("runs") / model / split / f"seed{seed}"
 
 
 def split_examples(split: str, part: str, data: dict):
@@ -43,24 +39,9 @@ def split_examples(split: str, part: str, data: dict):
                                 validation_carve=data.get("validation_carve", "random"))
 
 
-def prepare_run_dir(run_dir, resolved: dict) -> None:
-    """Creates `run_dir` with `config.json`; refuses a directory holding another configuration."""
-    run_dir = Path(run_dir)
-    config_file = run_dir / "config.json"
-    if config_file.exists():
-        previous = json.loads(config_file.read_text())
-        if comparable(previous) != comparable(resolved):
-            raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
-                             f"another --output or delete it (differences: "
-                             f"{config_differences(comparable(previous), comparable(resolved))})")
-        return  # the same run: config.json keeps the notes it was started with
-    run_dir.mkdir(parents=True, exist_ok=True)
-    config_file.write_text(json.dumps(resolved, indent=2) + "\n")
-
-
 def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
               evaluate_splits=EVALUATED_SPLITS, strategy=None,
-              warm_start_from=None) -> dict | None:
+              warm_start_from=None, model=None) -> dict | None:
     """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
 
     Re-running with the same run directory resumes; a finished run is only re-evaluated.
@@ -68,7 +49,8 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     parent) whose last checkpoint this run continues from, up to its own `max_steps`;
     recorded in the metrics as `warm_start` (used only when `run_dir` has no checkpoint yet).
     `evaluate_splits` names the splits scored after training (tuning leaves out "test").
-    `strategy` is a `tf.distribute` strategy (`compgen_tf.distribute.make_strategy`). Under
+    `model`: the model to train, from `SCAN.build(config, seed)` (default: built here so).
+    `strategy` is a `tf.distribute` strategy (`compgen_tf.training.distribute.make_strategy`). Under
     `multi_worker` only the chief writes `run_dir` and evaluates; every other worker keeps
     its checkpoints in `run_dir/.worker<N>` until training ends, and returns None.
     """
@@ -82,72 +64,39 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     data = config["data"]
     examples = {part: split_examples(config["split"], part, data)
                 for part in ("train", "fit", "validation")}
-    source = Vocabulary.from_texts((c for c, _ in examples["train"]), name="source")
-    target = Vocabulary.from_texts((a for _, a in examples["train"]), name="target")
+    source, target = vocabularies(examples["train"])
     source.save(run_dir / "source_vocabulary.json")
     target.save(run_dir / "target_vocabulary.json")
-    # Seeded right before the model is built: building the TFDS dataset on first use draws
-    # from the global random generators, and the initial weights must not depend on whether
-    # this process built it.
-    keras.utils.set_random_seed(seed)
-    with strategy.scope():
-        model = registry.build_model(config["model"], config["model_args"], source.words,
-                                     target.words)
+    if model is None:
+        # Seeded right before the model is built: building the TFDS dataset on first use
+        # draws from the global random generators, and the initial weights must not depend
+        # on whether this process built it.
+        keras.utils.set_random_seed(seed)
+        with strategy.scope():
+            model = registry.build_model(config["model"], config["model_args"], source.words,
+                                         target.words)
     fit = encode_split(model, examples["fit"])
     validation = encode_split(model, examples["validation"])
-    extend = warm_start_from is not None and not (run_dir / "checkpoints").exists()
-    if extend:
-        copy_checkpoint(warm_start_from, run_dir)
+    extend = start_from(warm_start_from, run_dir)
     summary = fit_split(model, config["training"], run_dir, fit, validation, seed=seed,
                         length_bucket=data.get("length_bucket", 8), strategy=strategy,
                         verbose=verbose, extend=extend)
-    warm_start_file = run_dir / WARM_START
-    warm_start = json.loads(warm_start_file.read_text()) if warm_start_file.exists() else None
-    if warm_start is not None:
-        # This run's own training time, without the parent's that its checkpoint carried.
-        summary["wall_time_s"] = round(summary["wall_time_s"] - warm_start["wall_time_s"], 1)
     if run_dir != chief_dir:
         shutil.rmtree(run_dir)
         wait_for_workers(strategy)
         return None
     metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose)
+    account_warm_start(run_dir, summary, metrics)
     metrics.update(summary, command=command)
-    if warm_start is not None:
-        metrics["warm_start"] = warm_start
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     wait_for_workers(strategy)
     return metrics
 
 
-WARM_START = "warm_start.json"
-
-
-def copy_checkpoint(source_run, run_dir) -> dict:
-    """Copies a finished run's checkpoints, best model and history into `run_dir`, so that a
-    longer run continues from there. Writes and returns `run_dir/warm_start.json`:
-    {"from": source_run, "step": the checkpoint's step, "wall_time_s": its training time}."""
-    source_run, run_dir = Path(source_run), Path(run_dir)
-    shutil.copytree(source_run / "checkpoints", run_dir / "checkpoints")
-    for name in (BEST_MODEL, "history.jsonl"):
-        if (source_run / name).exists():
-            shutil.copy2(source_run / name, run_dir / name)
-    latest = tf.train.latest_checkpoint(str(run_dir / "checkpoints"))
-    metrics_file = source_run / "metrics.json"
-    parent_time = (json.loads(metrics_file.read_text()).get("wall_time_s", 0.0)
-                   if metrics_file.exists() else 0.0)
-    record = {"from": str(source_run), "step": int(latest.rsplit("-", 1)[1]),
-              "wall_time_s": parent_time}
-    (run_dir / WARM_START).write_text(json.dumps(record) + "\n")
-    return record
-
-
-def load_run_model(run_dir):
-    """The best model of a run directory."""
-    path = Path(run_dir) / BEST_MODEL
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: is {run_dir} a finished training run?")
-    import compgen_tf.models  # noqa: F401  (registers the model classes for deserialization)
-    return keras.saving.load_model(path)
+def vocabularies(train_examples):
+    """The source and target `Vocabulary` of a run: the words of its training examples."""
+    return (Vocabulary.from_texts((c for c, _ in train_examples), name="source"),
+            Vocabulary.from_texts((a for _, a in train_examples), name="target"))
 
 
 def evaluate_run(run_dir, splits=EVALUATED_SPLITS, verbose: int = 1) -> dict:
@@ -174,3 +123,40 @@ def evaluate_run(run_dir, splits=EVALUATED_SPLITS, verbose: int = 1) -> dict:
     metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 
+
+
+class ScanExperiment(Experiment):
+    """A SCAN model trained on a split (`config["split"]`) read through `tfds_scan`."""
+
+    kind = "scan"
+    task_key = "split"
+
+    def model_arg_names(self, model, task):
+        return class_arguments(registry.model_class(model),
+                               skip=("source_words", "target_words"))
+
+    def new_model(self, config):
+        examples = split_examples(config["split"], "train", config["data"])
+        source, target = vocabularies(examples)
+        return registry.build_model(config["model"], config["model_args"], source.words,
+                                    target.words)
+
+    def check_model_args(self, config):
+        # SCAN's whole vocabulary: a model that builds on it builds on any split's.
+        registry.check_model_args(config["model"], config["model_args"])
+
+    def train(self, config, run_dir, seed=0, verbose=1, command="", evaluate_splits=None,
+              warm_start_from=None, model=None, strategy=None):
+        return train_run(config, run_dir, seed=seed, verbose=verbose, command=command,
+                         evaluate_splits=EVALUATED_SPLITS if evaluate_splits is None
+                         else evaluate_splits, strategy=strategy,
+                         warm_start_from=warm_start_from, model=model)
+
+    def evaluate(self, run_dir, splits=None, verbose=1):
+        return evaluate_run(run_dir, EVALUATED_SPLITS if splits is None else splits, verbose)
+
+    def fit_examples(self, config):
+        return len(split_examples(config["split"], "fit", config["data"]))
+
+
+SCAN = ScanExperiment()

@@ -1,9 +1,9 @@
-"""Regenerate `results/README.md` from the committed results: `python -m compgen_tf.report`.
+"""Regenerate `results/README.md` from the committed results: `python -m compgen_tf report`.
 
-    python -m compgen_tf.report [--results-dir results] [--out results/README.md] [--runs-dir runs]
+    python -m compgen_tf report [--results-dir results] [--out results/README.md] [--runs-dir runs]
 
 Reads every `results/**/*.json` file that has `runs` (the schema of
-`compgen_tf.results`) and writes one table per paper, the paper's test accuracy
+`compgen_tf.experiments.results`) and writes one table per paper, the paper's test accuracy
 beside ours on the same split (`PAPER_RESULTS`; a split without results of ours
 shows "—"), then any other results, then the benchmark files of
 `results/benchmarks/` in a "Speed" section. Plots go to `plots/` next to the
@@ -25,10 +25,10 @@ import statistics
 import sys
 from pathlib import Path
 
-from compgen_tf.results import RESULTS_DIR, load_results, summarize, validation_curve
+from compgen_tf.experiments.results import RESULTS_DIR, load_results, summarize, validation_curve
 
-REPO_DIR = Path(__file__).resolve().parents[1]
-GENERATOR = "python -m compgen_tf.report"
+REPO_DIR = Path(__file__).resolve().parents[2]
+GENERATOR = "python -m compgen_tf report"
 BENCHMARKS = "benchmarks"
 PLOTS = "plots"
 
@@ -235,8 +235,10 @@ class ReportError(ValueError):
 # --------------------------------------------------------------------------- reading
 
 def read_results_dir(results_dir: Path):
-    """(results, benchmarks): results keyed by (model, name); benchmark documents by path."""
-    results, benchmarks = {}, {}
+    """(results, benchmarks, reruns): results keyed by (model, name); benchmark documents by
+    path; results of re-run sets (`<set>/<model>/<name>.json`, e.g. `core_0.2.0/`: earlier
+    results trained again on newer code) keyed by (set, model, name)."""
+    results, benchmarks, reruns = {}, {}, {}
     for path in sorted(results_dir.rglob("*.json"), key=lambda p: p.relative_to(results_dir)
                        .as_posix()):
         relative = path.relative_to(results_dir)
@@ -251,13 +253,17 @@ def read_results_dir(results_dir: Path):
             print(f"note: {path} has no 'runs': not a results file, skipped", file=sys.stderr)
             continue
         entry = _check_results(path, document)
+        if len(relative.parts) == 3:
+            entry["path"] = relative.as_posix()
+            reruns[(relative.parts[0], entry["model"], path.stem)] = entry
+            continue
         key = (entry["model"], path.stem)
         if key in results:
             raise ReportError(f"{path}: a second results file for model {key[0]!r} named "
                               f"{key[1]!r} (the other: {results[key]['path']})")
         entry["path"] = relative.as_posix()
         results[key] = entry
-    return results, benchmarks
+    return results, benchmarks, reruns
 
 
 def _check_results(path: Path, document: dict) -> dict:
@@ -283,7 +289,8 @@ def _check_results(path: Path, document: dict) -> dict:
                                   f"{value!r}")
     if not isinstance(document["model"], str) or not document["model"]:
         raise ReportError(f"malformed results file {path}: 'model' must be a model name")
-    return {"model": document["model"], "split": document["split"], "runs": runs}
+    return {"model": document["model"], "split": document["split"], "runs": runs,
+            "versions": document.get("versions", {})}
 
 
 # --------------------------------------------------------------------------- formatting
@@ -466,6 +473,28 @@ def _speed_section(benchmarks: dict) -> list[str]:
     return lines
 
 
+def _rerun_section(results: dict, reruns: dict) -> list[str]:
+    """One table per re-run set: each re-run beside the results file it trains again."""
+    lines = []
+    for set_name in sorted({key[0] for key in reruns}):
+        lines += [f"## Re-runs: `{set_name}/`", "",
+                  "Earlier results trained again, with the same configuration, on the code "
+                  "named by each file's `versions` (package version and commit). The earlier "
+                  "files stay as they were.", "",
+                  "| model | results file | earlier: mean ± std (n) | re-run: mean ± std (n) "
+                  "| median | min–max | wall time / run | compgen-tf |",
+                  "|---|---|---|---|---|---|---|---|"]
+        for (_, model, name), entry in sorted((k, v) for k, v in reruns.items()
+                                              if k[0] == set_name):
+            earlier = results.get((model, name))
+            cells = [model, f"[{name}]({entry['path']})",
+                     our_cells(earlier)[0] if earlier else "—", *our_cells(entry),
+                     str(entry.get("versions", {}).get("compgen-tf", "—"))]
+            lines.append("| " + " | ".join(cells) + " |")
+        lines.append("")
+    return lines
+
+
 def _scalar(value) -> str:
     if value is None:
         return "—"
@@ -477,7 +506,7 @@ def _scalar(value) -> str:
 def build_report(results_dir: Path, out: Path, runs_dir: Path) -> dict:
     """Writes the README and its plots; returns {"readme": path, "plots": [paths]}."""
     results_dir, out, runs_dir = Path(results_dir), Path(out), Path(runs_dir)
-    results, benchmarks = read_results_dir(results_dir)
+    results, benchmarks, reruns = read_results_dir(results_dir)
     plots_dir = out.parent / PLOTS
     lines = [
         "# Results",
@@ -516,6 +545,7 @@ def build_report(results_dir: Path, out: Path, runs_dir: Path) -> dict:
     else:
         lines.append("None.")
     lines.append("")
+    lines += _rerun_section(results, reruns)
 
     plots, plot_lines = [], []
     for model, name in sorted(results):
@@ -583,7 +613,3 @@ def main(argv=None) -> int:
         return 2
     print(f"wrote {report['readme']} and {len(report['plots'])} plot(s)")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
-"""What each stack of a trained StackLSTM does: `python -m compgen_tf.plot_stack_filters`.
+"""What each stack of a trained StackLSTM does: `python -m compgen_tf plot-stack-filters`.
 
-    python -m compgen_tf.plot_stack_filters --run runs/stack_lstm/palindromes_depth/seed0 \\
+    python -m compgen_tf plot-stack-filters --run runs/stack_lstm/palindromes_depth/seed0 \\
         --string "b a c a d a o a d a c a b"
 
 Writes a PNG (default `RUN/stack_filters_<string>.png`) with three heat maps, the
@@ -24,8 +24,8 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.layers.stack_lstm_cell import StackLSTMCell
-from compgen_tf.models.palindromes import SYMBOLS
-from compgen_tf.plotting import pyplot, save_figure
+from compgen_tf.models.symmetry.palindromes import SYMBOLS
+from compgen_tf.reporting.plotting import pyplot, save_figure
 
 FILTER_TAPS = ("push", "keep", "pop")
 
@@ -99,7 +99,7 @@ def plot_stack_filters(model, string: str, path) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf.plot_stack_filters",
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-stack-filters",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True,
@@ -128,7 +128,3 @@ def main(argv=None) -> int:
         print(f"  {symbol}: " + " ".join(f"{w:.2f}" for w in weights))
     print(f"wrote {path}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

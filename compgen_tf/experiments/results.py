@@ -18,9 +18,9 @@ import os
 import statistics
 from pathlib import Path
 
-from compgen_tf.config import comparable
+from compgen_tf.experiments.config import comparable
 
-RESULTS_DIR = Path(__file__).resolve().parents[1] / "results"
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
 
 
 def summarize(values) -> dict:

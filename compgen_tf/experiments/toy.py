@@ -21,23 +21,21 @@ training data and select the saved model; test sets are scored once, at the end.
 A run interrupted mid-training resumes exactly from `checkpoints/` when the same command
 is run again; a finished run (its `metrics.json` written) is not trained again.
 
-`python -m compgen_tf.toy_runs --model MODEL --task TASK --seeds 5` trains the
-missing seeds and writes `results/MODEL/<name>.json` (`compgen_tf.results`).
+`python -m compgen_tf reproduce --model MODEL --task TASK --seeds 5` trains the
+missing seeds and writes `results/MODEL/<name>.json` (`compgen_tf.experiments.results`).
 """
 
 from __future__ import annotations
 
 import json
-import math
 import time
 from pathlib import Path
 
 import keras
 import numpy as np
 
-from compgen_tf.config import (ConfigError, apply_overrides, check_learning_rate_schedule,
-                               config_path, load_config)
-from compgen_tf.runs import prepare_run_dir
+from compgen_tf.experiments.experiment import (Experiment, account_warm_start, prepare_run_dir,
+                                               start_from)
 from compgen_tf.training.batches import ArrayBatches
 from compgen_tf.training.callbacks import BEST_MODEL
 from compgen_tf.training.fit import TOY_TRAINING_DEFAULTS, fit_run, training_settings
@@ -85,7 +83,7 @@ def composition_arrays(pairs):
 
 def task_data(task: str, seed: int, data: dict) -> dict:
     """{"fit", "validation", <test splits>}: (inputs, targets, sample weights or None)."""
-    from compgen_tf.models.palindromes import palindrome_arrays
+    from compgen_tf.models.symmetry.palindromes import palindrome_arrays
     from tfds_scan import toy_tasks
 
     fraction = data.get("validation_fraction", 0.1)
@@ -150,12 +148,12 @@ def build_model(model_name: str, task: str, model_args: dict) -> keras.Model:
     architecture = ARCHITECTURE[model_name]
     try:
         if task == "rule_learning":
-            from compgen_tf.models.rule_learning import build_rule_learning_model
+            from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model
             return build_rule_learning_model(architecture, **model_args)
         if task == "composition":
-            from compgen_tf.models.composition import build_composition_model
+            from compgen_tf.models.symmetry.composition import build_composition_model
             return build_composition_model(architecture, **model_args)
-        from compgen_tf.models.palindromes import build_palindrome_model
+        from compgen_tf.models.symmetry.palindromes import build_palindrome_model
         return build_palindrome_model(architecture, **model_args)
     except TypeError as error:
         raise ValueError(f"bad model_args for {model_name!r} on {task!r}: {error}") from error
@@ -164,7 +162,8 @@ def build_model(model_name: str, task: str, model_args: dict) -> keras.Model:
 # --------------------------------------------------------------------- training
 
 def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
-                  command: str = "", data: dict | None = None) -> dict:
+                  command: str = "", data: dict | None = None, evaluate_splits=None,
+                  warm_start_from=None, model=None) -> dict:
     """Trains `config["model"]` on `config["task"]` into `run_dir`; returns its metrics.
 
     The library's one training path (`compgen_tf.training.fit.fit_run`): batches of the
@@ -172,7 +171,8 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     steps (best: the highest validation accuracy, ties broken by the lower validation
     loss), early stopping, and a checkpoint from which an interrupted run resumes exactly.
     A finished run is returned as it is. `data` (from `task_data`) saves regenerating the
-    datasets.
+    datasets. `evaluate_splits` (default: validation and every test split of the task),
+    `warm_start_from` and `model`: see `Experiment.train`.
     """
     run_dir = Path(run_dir)
     metrics_file = run_dir / "metrics.json"
@@ -182,19 +182,23 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
         return json.loads(metrics_file.read_text())
     task, training = config["task"], config["training"]
     data = data or task_data(task, seed, config["data"])
-    keras.utils.set_random_seed(seed)
-    model = build_model(config["model"], task, config["model_args"])
+    if model is None:
+        keras.utils.set_random_seed(seed)
+        model = build_model(config["model"], task, config["model_args"])
     inputs, targets, weights = data["fit"]
     arrays = (inputs, targets) if weights is None else (inputs, targets, weights)
     settings = training_settings(training, TOY_TRAINING_DEFAULTS, "every")
+    extend = start_from(warm_start_from, run_dir)
     summary = fit_run(model, training, run_dir,
                       ArrayBatches(arrays, settings["batch_size"], seed),
                       lambda m: score(task, m, data["validation"]), seed=seed,
-                      verbose=verbose, defaults=TOY_TRAINING_DEFAULTS)
-    metrics = {"model": config["model"], "task": task, "seed": seed, **summary,
-               "command": command}
-    metrics.update(_score_best_model(run_dir, task, data,
-                                     ["validation"] + list(TEST_SPLITS[task])))
+                      verbose=verbose, defaults=TOY_TRAINING_DEFAULTS, extend=extend)
+    metrics = {"model": config["model"], "task": task, "seed": seed}
+    if evaluate_splits is None:
+        evaluate_splits = ["validation"] + list(TEST_SPLITS[task])
+    metrics.update(_score_best_model(run_dir, task, data, evaluate_splits))
+    account_warm_start(run_dir, summary, metrics)
+    metrics.update(summary, command=command)
     metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 
@@ -251,68 +255,9 @@ def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> di
     return metrics
 
 
-# -------------------------------------------------------------------------- CLI
-
-def default_run_dir(model: str, task: str, seed: int) -> Path:
-    return Path("runs") / model / task / f"seed{seed}"
-
-
-def resolve_config(args) -> dict:
-    """The configuration of `args.model` on `args.task` with the command line's overrides."""
-    if args.task not in MODEL_TASKS[args.model]:
-        raise ConfigError(f"--task must be one of {list(MODEL_TASKS[args.model])} for "
-                          f"{args.model}, got {args.task!r}")
-    config = load_config(args.config or config_path(args.model, args.task))
-    overrides = list(args.set)
-    if args.steps is not None:
-        overrides.append(f"training.max_steps={args.steps}")
-    config = apply_overrides(config, overrides)
-    check_learning_rate_schedule(config["training"], drops_once=False)
-    config.update(model=args.model, task=args.task)
-    config.pop("split", None)
-    if args.epochs is not None:
-        data = config["data"]
-        sizes = {"rule_learning": 32, "composition": 1000}
-        train = sizes.get(args.task, data.get("train_size", 100_000))
-        fit = train - max(1, round(data.get("validation_fraction", 0.1) * train))
-        batch = config["training"].get("batch_size", 64)
-        config["training"]["max_steps"] = max(1, math.ceil(args.epochs * fit / batch))
-    # Built once here so that bad model_args are refused before a run directory is written.
-    build_model(args.model, args.task, config["model_args"])
-    return config
-
-
-def train_from_cli(args, command: str) -> int:
-    """`python -m compgen_tf.train --model MODEL --task TASK`: one run (see the module doc)."""
-    import sys
-
-    if args.split is not None:
-        print(f"error: {args.model} trains on a --task, not a SCAN --split", file=sys.stderr)
-        return 2
-    if args.task is None:
-        print(f"error: {args.model} needs --task, one of {list(MODEL_TASKS[args.model])}",
-              file=sys.stderr)
-        return 2
-    try:
-        config = resolve_config(args)
-    except (ConfigError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    run_dir = args.output or default_run_dir(args.model, args.task, args.seed)
-    try:
-        metrics = train_toy_run(config, run_dir, seed=args.seed,
-                                verbose=0 if args.quiet else 1, command=command)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    summary = ", ".join(f"{split} {value:.4f}" for split, value in metrics["accuracy"].items())
-    print(f"run {run_dir}: accuracy {summary} ({metrics['steps']} steps, "
-          f"{metrics['wall_time_s']} s)")
-    return 0
-
-
 def results_records(metrics_list, task: str) -> dict:
-    """{results name: per-seed records in the `compgen_tf.results` schema}."""
+    """{results name: per-seed records in the `compgen_tf.experiments.results` schema}: one
+    results file per test split of `task` (`TEST_SPLITS`)."""
     out = {}
     for split, name in TEST_SPLITS[task].items():
         records = []
@@ -322,66 +267,65 @@ def results_records(metrics_list, task: str) -> dict:
                       "steps": m["steps"], "best_step": m["best_step"]}
             if "sequence_accuracy" in m:
                 record["test_sequence_accuracy"] = m["sequence_accuracy"][split]
+            if m.get("command"):
+                record["command"] = m["command"]
             records.append(record)
         out[name] = records
     return out
 
 
-def main(argv=None) -> int:
-    """`python -m compgen_tf.toy_runs --model M --task T --seeds 5`: runs and results files."""
-    import shlex
-    import sys
+class ToyExperiment(Experiment):
+    """A toy-task model of "Symmetry and systematicity" on its task (`config["task"]`),
+    with the data generated from the task's grammar and the run's seed."""
 
-    from compgen_tf.results import RESULTS_DIR, earlier_results, write_results
-    from compgen_tf.train import build_parser
+    kind = "toy"
+    task_key = "task"
 
-    parser = build_parser()
-    parser.prog = "python -m compgen_tf.toy_runs"
-    parser.description = "Trains seeds of a toy-task model and writes its results."
-    parser.add_argument("--seeds", type=int, default=5, help="number of seeds (default: 5)")
-    parser.add_argument("--first-seed", type=int, default=0,
-                        help="train seeds FIRST..FIRST+N-1; the results file keeps the earlier "
-                        "seeds of the same configuration")
-    parser.add_argument("--runs-dir", default="runs", help="parent of the run directories")
-    parser.add_argument("--results-dir", default=str(RESULTS_DIR))
-    parser.add_argument("--variant", help="name of a variant configuration (pass it with "
-                        "--config or --set): runs go to TASK_VARIANT/, results to "
-                        "NAME_VARIANT.json")
-    args = parser.parse_args(argv)
-    command = "python -m compgen_tf.toy_runs " + shlex.join(sys.argv[1:] if argv is None else argv)
-    if args.model not in MODEL_TASKS:
-        parser.error(f"--model must be one of {sorted(MODEL_TASKS)}")
-    try:
-        config = resolve_config(args)
-    except (ConfigError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    if args.seeds < 1 or args.first_seed < 0:
-        parser.error("--seeds must be at least 1 and --first-seed at least 0")
-    try:
-        for name in TEST_SPLITS[args.task].values():
-            name = f"{name}_{args.variant}" if args.variant else name
-            earlier_results(Path(args.results_dir) / args.model / f"{name}.json", args.task,
-                            config)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    metrics_list = []
-    for seed in range(args.first_seed, args.first_seed + args.seeds):
-        task_dir = f"{args.task}_{args.variant}" if args.variant else args.task
-        run_dir = Path(args.runs_dir) / args.model / task_dir / f"seed{seed}"
-        metrics = train_toy_run(config, run_dir, seed=seed, verbose=0 if args.quiet else 1,
-                                command=command)
-        metrics_list.append(metrics)
-        print(f"seed {seed}: {metrics['accuracy']} ({metrics['wall_time_s']} s)", flush=True)
-    for name, records in results_records(metrics_list, args.task).items():
-        name = f"{name}_{args.variant}" if args.variant else name
-        path = write_results(args.model, args.task, command, records, package_versions(),
-                             name=name, results_dir=Path(args.results_dir), config=config)
-        print(f"{name}: test accuracy per seed {[round(r['test_accuracy'], 4) for r in records]}"
-              f" -> {path}")
-    return 0
+    def model_arg_names(self, model, task):
+        import inspect
+
+        if task == "rule_learning":
+            from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model as f
+        elif task == "composition":
+            from compgen_tf.models.symmetry.composition import build_composition_model as f
+        else:
+            from compgen_tf.models.symmetry.palindromes import build_palindrome_model as f
+        return {p.name for p in list(inspect.signature(f).parameters.values())[1:]
+                if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+
+    def new_model(self, config):
+        return build_model(config["model"], config["task"], config["model_args"])
+
+    def train(self, config, run_dir, seed=0, verbose=1, command="", evaluate_splits=None,
+              warm_start_from=None, model=None):
+        return train_toy_run(config, run_dir, seed=seed, verbose=verbose, command=command,
+                             evaluate_splits=evaluate_splits, warm_start_from=warm_start_from,
+                             model=model)
+
+    def evaluate(self, run_dir, splits=None, verbose=1):
+        return evaluate_run(run_dir, ("validation", "test") if splits is None else splits,
+                            verbose)
+
+    def fit_examples(self, config):
+        data = config["data"]
+        sizes = {"rule_learning": 32, "composition": 1000}
+        train = sizes.get(config["task"], data.get("train_size", 100_000))
+        return train - max(1, round(data.get("validation_fraction", 0.1) * train))
+
+    def test_parts(self, config):
+        return tuple(TEST_SPLITS[config["task"]])
+
+    def results_names(self, config, name):
+        task = config["task"]
+        # `--name palindromes_full_budget` (a variant of the task's configuration) writes
+        # palindromes_in_domain_full_budget.json and palindromes_long_full_budget.json.
+        suffix = "" if name == task else "_" + (name[len(task) + 1:]
+                                                 if name.startswith(task + "_") else name)
+        return [base + suffix for base in TEST_SPLITS[task].values()]
+
+    def results_records(self, config, name, metrics_list, run_dirs):
+        records = results_records(metrics_list, config["task"])
+        return dict(zip(self.results_names(config, name), records.values()))
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
+TOY = ToyExperiment()

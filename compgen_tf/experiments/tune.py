@@ -1,16 +1,25 @@
-"""Hyperparameter search with keras-tuner: `python -m compgen_tf.tune`.
+"""Hyperparameter search with keras-tuner: `python -m compgen_tf tune`.
 
-    python -m compgen_tf.tune --model syntactic_attention --split addprim_jump \\
+    python -m compgen_tf tune --model syntactic_attention --split addprim_jump \\
         --tuner hyperband --max-epochs 27
-    python -m compgen_tf.tune --model seq2seq --split simple --tuner random --max-trials 20 \\
+    python -m compgen_tf tune --model seq2seq --split simple --tuner random --max-trials 20 \\
         --steps 3000
 
-Each trial applies one set of hyperparameter values to the model's configuration
-(`configs/<model>/<split>.json`, or `--config`, after the `--set` overrides) and
-trains it with the library's own trainer (`compgen_tf.runs.train_run`) in its own
-run directory, `OUTPUT/<tuner>/trial_<id>/run`. The objective is the exact-match
-accuracy on the VALIDATION split carved from train (`val_exact_match`, maximised);
-the test split is never evaluated during a search.
+Every registered model can be tuned: a SCAN model on a `--split`, meta seq2seq and the
+toy-task models on a `--task`.
+
+    python -m compgen_tf tune --model stack_lstm --task palindromes --tuner random \
+        --max-trials 10 --steps 500
+
+The search is keras-tuner's own flow: a `RunHyperModel` (a `keras_tuner.HyperModel`) whose
+`build(hp)` makes the task model of the trial's configuration (one set of hyperparameter
+values applied to `configs/<model>/<split or task>.json`, or `--config`, after the `--set`
+overrides) and whose `fit(hp, model, ...)` trains it as one run of the library (the model's
+experiment: `fit` with the library's callbacks) in the trial's run directory,
+`OUTPUT/<tuner>/trial_<id>/run`. The objective is the exact-match accuracy on the
+VALIDATION data carved from train (`val_exact_match`, maximised; the toy tasks' accuracy);
+the test data are never evaluated during a search. `tuner.get_best_models()` loads the
+best trials' selected models from their run directories.
 
 Search space: `configs/<model>/search_space.json` (or `--search-space FILE`), a JSON
 object mapping `section.key` to a spec:
@@ -29,8 +38,8 @@ Training budget of a trial:
 - `--tuner hyperband`: keras-tuner hands each trial an epoch budget (`tuner/epochs`,
   at most `--max-epochs`, default 27, shrinking by `--factor`); it becomes
   `training.max_steps` = epochs x steps per epoch, where an epoch is `--steps N`
-  steps if given, else one pass over the fit split (ceil(examples / batch size) of
-  that trial). A trial promoted from a shorter one (the `from` column) continues
+  steps if given, else one pass over the fit data (ceil(examples / batch size) of
+  that trial; for meta seq2seq, which draws a new episode at every step, `eval_every` steps). A trial promoted from a shorter one (the `from` column) continues
   that trial's run from its last checkpoint (weights, optimizer, data position, best
   score) up to its own budget, as keras-tuner's Hyperband does with `fit`; its
   metrics.json records `warm_start`. The full schedule of `--max-epochs 27 --factor 3` is 70
@@ -47,10 +56,10 @@ is retried, and its run directory resumes from its last checkpoint). A larger
 `--max-trials` extends a finished search; any other change (model, split, tuner,
 seed, search space, base configuration, budget) is refused: pass another `--output`.
 
-Outputs (default `OUTPUT` = `runs/tune/<model>/<split>`): `trials.md` and
+Outputs (default `OUTPUT` = `runs/tune/<model>/<split or task>`): `trials.md` and
 `trials.json` (the trials ranked by validation exact match, with their
 hyperparameters, steps and wall time), `best_config.json` (the best trial's full
-configuration, accepted by `python -m compgen_tf.train --config`), and
+configuration, accepted by `python -m compgen_tf train --config`), and
 `search.json` (the settings that a rerun must match).
 
 GPU: TensorFlow, and therefore every trial, uses a visible GPU automatically (with
@@ -65,9 +74,9 @@ that runs the oracle (it trains nothing), a distinct name (`tuner0`, `tuner1`, .
 for each worker, which asks the chief for trials and trains them one after another.
 
     KERASTUNER_TUNER_ID=chief KERASTUNER_ORACLE_IP=10.0.0.1 KERASTUNER_ORACLE_PORT=8000 \
-        python -m compgen_tf.tune --model seq2seq --split simple --tuner random --distributed
+        python -m compgen_tf tune --model seq2seq --split simple --tuner random --distributed
     KERASTUNER_TUNER_ID=tuner0 KERASTUNER_ORACLE_IP=10.0.0.1 KERASTUNER_ORACLE_PORT=8000 \
-        python -m compgen_tf.tune --model seq2seq --split simple --tuner random --distributed
+        python -m compgen_tf tune --model seq2seq --split simple --tuner random --distributed
 
 Every process must get the same arguments, and `--output` must be one directory
 that all of them see (a shared file system across machines): the workers write
@@ -83,20 +92,18 @@ from __future__ import annotations
 
 import argparse
 import copy
-import gc
-import inspect
 import json
-import math
 import os
 import shlex
 import sys
 from pathlib import Path
 
+import keras_tuner as kt
+
 from compgen_tf import registry
-from compgen_tf.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS, ConfigError,
-                               apply_overrides, comparable, config_differences, config_path,
-                               load_config,
-                               validate_config)
+from compgen_tf.experiments.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS,
+                                           ConfigError, comparable, config_differences,
+                                           validate_config)
 
 OBJECTIVE = "val_exact_match"
 TUNERS = ("hyperband", "random", "bayesian")
@@ -123,25 +130,11 @@ def search_space_path(model: str) -> Path:
     return CONFIG_DIR / model / SEARCH_SPACE_FILE
 
 
-def model_arg_names(model: str) -> set[str]:
-    """Keyword arguments that the model class (and its bases, through **kwargs) accepts."""
-    names = set()
-    for cls in registry.model_class(model).__mro__:
-        if cls is object or cls.__module__.split(".")[0] == "keras":
-            break
-        init = cls.__dict__.get("__init__")
-        if init is None:
-            continue
-        parameters = inspect.signature(init).parameters.values()
-        names |= {p.name for p in parameters
-                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            break
-    return names - {"self", "source_words", "target_words"}
-
-
 def load_search_space(path, model: str, base_config: dict | None = None) -> dict:
-    """Reads and validates a search space file; returns `{section.key: spec}` (no notes)."""
+    """Reads and validates a search space file; returns `{section.key: spec}` (no notes).
+
+    `base_config`: a resolved configuration of `model` (with its split or task), whose
+    values at both ends of every range are then checked too."""
     path = Path(path)
     if not path.exists():
         raise SearchSpaceError(f"search space file {path} does not exist (expected a JSON "
@@ -165,8 +158,11 @@ def validate_search_space(space, model: str, base_config: dict | None = None,
     specs = {name: spec for name, spec in space.items() if name != "notes"}
     if not specs:
         raise SearchSpaceError(f"{origin}: no hyperparameters to search")
-    valid_keys = {"model_args": model_arg_names(model), "training": set(TRAINING_KEYS),
-                  "data": set(DATA_KEYS)}
+    spec = registry.spec(model)
+    task = (spec.experiment.task(base_config) if base_config and "model" in base_config
+            else spec.tasks[0])
+    valid_keys = {"model_args": spec.experiment.model_arg_names(model, task),
+                  "training": set(TRAINING_KEYS), "data": set(DATA_KEYS)}
     for name, spec in specs.items():
         section, dot, key = name.partition(".")
         where = f"{origin}: {name}"
@@ -262,6 +258,7 @@ def _candidate_values(spec) -> list:
 
 def _check_values_accepted(specs, model, base_config, origin):
     """Every value at the ends of each range must pass the config schema and the model."""
+    experiment = registry.spec(model).experiment
     for name, spec in specs.items():
         section, _, key = name.partition(".")
         for value in _candidate_values(spec):
@@ -269,8 +266,8 @@ def _check_values_accepted(specs, model, base_config, origin):
             config[section][key] = value
             try:
                 config = validate_config(config, origin="configuration")
-                if section == "model_args":
-                    registry.check_model_args(model, config["model_args"])
+                if section == "model_args" and "model" in config:
+                    experiment.check_model_args(config)
             except (ConfigError, ValueError, TypeError) as error:
                 raise SearchSpaceError(f"{origin}: {name}: the value {value!r} in its range is "
                                        f"rejected: {error}") from error
@@ -278,8 +275,6 @@ def _check_values_accepted(specs, model, base_config, origin):
 
 def hyperparameters(specs: dict):
     """A `keras_tuner.HyperParameters` holding the search space."""
-    import keras_tuner as kt
-
     hp = kt.HyperParameters()
     for name, spec in specs.items():
         kind, sampling = spec["type"], spec.get("sampling", "linear")
@@ -312,37 +307,117 @@ def apply_hyperparameters(config: dict, values: dict) -> dict:
 
 # --------------------------------------------------------------------------- budgets
 
-def steps_per_epoch(config: dict) -> int:
-    """Steps of one pass over the fit split of `config` at its batch size."""
-    from compgen_tf.runs import split_examples
-
-    examples = len(split_examples(config["split"], "fit", config["data"]))
-    batch_size = config["training"].get("batch_size", 64)
-    return max(1, math.ceil(examples / batch_size))
-
-
-def trial_max_steps(config: dict, values: dict, tuner: str, steps: int | None,
+def trial_max_steps(experiment, config: dict, values: dict, tuner: str, steps: int | None,
                     max_epochs: int | None) -> int:
     """`training.max_steps` of a trial (see the module docstring)."""
     if tuner == "hyperband":
         epochs = int(values["tuner/epochs"])
-        return epochs * (steps if steps else steps_per_epoch(config))
+        return epochs * (steps if steps else experiment.steps_per_epoch(config))
     if steps:
         return steps
     if max_epochs:
-        return max_epochs * steps_per_epoch(config)
+        return max_epochs * experiment.steps_per_epoch(config)
     return config["training"].get("max_steps", 10000)
 
 
 # --------------------------------------------------------------------------- the tuner
 
+class RunHyperModel(kt.HyperModel):
+    """A keras-tuner `HyperModel` whose trial is one run of the library.
+
+    `build(hp)` returns the task model of the trial's configuration (the base configuration
+    with the values of `hp` and the trial's step budget), initialised from `seed` as a
+    run is; `fit(hp, model, run_dir, warm_start_from)` trains it with the model's experiment
+    (`Experiment.train`: `fit`, model selection on validation exact match, early stopping,
+    resumable checkpoints) and returns `{"val_exact_match": the selected model's score}`.
+    Only the validation data are scored: a search never reads the test data.
+
+    Args:
+        experiment: the model's `Experiment` (`registry.spec(model).experiment`).
+        base_config: the resolved base configuration (with its model and split or task).
+        seed: the seed of every trial's initialisation and data order.
+        tuner: "hyperband", "random" or "bayesian" (what a trial's budget means).
+        steps, max_epochs: the budget options (see the module docstring).
+        command: recorded in every trial's metrics.
+    """
+
+    def __init__(self, experiment, base_config: dict, seed: int = 0, tuner: str = "random",
+                 steps: int | None = None, max_epochs: int | None = None, command: str = "",
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.experiment, self.base_config, self.seed = experiment, base_config, seed
+        self.tuner, self.steps, self.max_epochs, self.command = tuner, steps, max_epochs, command
+
+    def trial_config(self, hp) -> dict:
+        """The base configuration with the trial's values and step budget."""
+        config = apply_hyperparameters(self.base_config, hp.values)
+        config["training"]["max_steps"] = trial_max_steps(
+            self.experiment, config, hp.values, self.tuner, self.steps, self.max_epochs)
+        return config
+
+    def build(self, hp):
+        return self.experiment.build(self.trial_config(hp), self.seed)
+
+    def fit(self, hp, model, run_dir=None, warm_start_from=None, callbacks=None, **kwargs):
+        # keras-tuner's own callbacks (its per-epoch report and best-epoch weights) are not
+        # used: the run selects and saves its best model itself (`best_model.keras`, read
+        # back by `RunTuner.load_model`), with an objective computed by decoding, not a
+        # Keras metric.
+        metrics = self.experiment.train(self.trial_config(hp), run_dir, seed=self.seed,
+                                        verbose=0, command=self.command,
+                                        evaluate_splits=TUNING_SPLITS,
+                                        warm_start_from=warm_start_from, model=model)
+        return {OBJECTIVE: float(metrics["accuracy"]["validation"])}
+
+
+class RunTuner(kt.Tuner):
+    """keras-tuner's `Tuner` with one run directory per trial (`trial_<id>/run`); a Hyperband
+    trial promoted from a shorter one continues its parent's run (`warm_start_from`)."""
+
+    def run_trial(self, trial, *args, **kwargs):
+        run_dir = trial_run_dir(self, trial.trial_id)
+        if worker_id() is not None:
+            run_dir.parent.mkdir(parents=True, exist_ok=True)
+            (run_dir.parent / WORKER_FILE).write_text(json.dumps({"tuner_id": worker_id()})
+                                                      + "\n")
+        parent = trial.hyperparameters.values.get("tuner/trial_id")
+        parent_run = trial_run_dir(self, parent) if parent else None
+        if parent_run is not None and not (parent_run / "checkpoints").exists():
+            parent_run = None
+        return super().run_trial(trial, *args, run_dir=run_dir, warm_start_from=parent_run,
+                                 **kwargs)
+
+    def _populate_initial_space(self):
+        # keras-tuner builds the hypermodel here to discover the search space. Ours is
+        # declared in full up front (`hyperparameters(specs)`, without conditional scopes),
+        # so no model is built before the first trial.
+        pass
+
+    def load_model(self, trial):
+        from compgen_tf.experiments.experiment import load_run_model
+
+        return load_run_model(trial_run_dir(self, trial.trial_id))
+
+    def on_trial_begin(self, trial):
+        super().on_trial_begin(trial)
+        # keras-tuner saves its tuner file only when a trial ends; without it, a search
+        # interrupted during its first trial would restart from scratch and draw new
+        # values for trial 0. Saved now, a rerun reloads the oracle, which sends the
+        # interrupted trial back for a retry in the same run directory.
+        self.save()
+
+    def on_trial_end(self, trial):
+        if trial.status != "COMPLETED" and trial.message:
+            print(f"trial {trial.trial_id} failed:\n{trial.message}", file=sys.stderr,
+                  flush=True)
+        super().on_trial_end(trial)
+
+
 def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
                max_trials: int | None = None, steps: int | None = None,
                max_epochs: int | None = None, factor: int = 3, command: str = "",
                verbose: int = 1):
-    """A keras-tuner tuner whose trials train `base_config` with the trial's values."""
-    import keras_tuner as kt
-
+    """A `RunTuner` over a `RunHyperModel` of `base_config` (a resolved configuration)."""
     objective = kt.Objective(OBJECTIVE, direction="max")
     common = dict(objective=objective, hyperparameters=hyperparameters(specs), seed=seed,
                   allow_new_entries=False, tune_new_entries=False)
@@ -358,51 +433,11 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
             max_trials=max_trials or DEFAULT_MAX_TRIALS, **common)
     else:
         raise ValueError(f"unknown tuner {kind!r}; expected one of {list(TUNERS)}")
-
-    class ConfigTuner(kt.Tuner):
-        """Runs a trial as one `train_run` of the library, in the trial's directory."""
-
-        def run_trial(self, trial, *args, **kwargs):
-            import keras
-
-            from compgen_tf.runs import train_run
-
-            values = trial.hyperparameters.values
-            config = apply_hyperparameters(base_config, values)
-            config["training"]["max_steps"] = trial_max_steps(config, values, kind, steps,
-                                                              max_epochs)
-            run_dir = Path(self.get_trial_dir(trial.trial_id)) / "run"
-            if worker_id() is not None:
-                run_dir.parent.mkdir(parents=True, exist_ok=True)
-                (run_dir.parent / WORKER_FILE).write_text(
-                    json.dumps({"tuner_id": worker_id()}) + "\n")
-            keras.backend.clear_session()
-            gc.collect()
-            # Tuning never looks at the test split.
-            # A Hyperband trial promoted from a shorter one continues that trial's run.
-            parent = values.get("tuner/trial_id")
-            parent_run = (Path(self.get_trial_dir(parent)) / "run") if parent else None
-            metrics = train_run(config, run_dir, seed=seed, verbose=0, command=command,
-                                evaluate_splits=TUNING_SPLITS,
-                                warm_start_from=parent_run if parent_run and
-                                (parent_run / "checkpoints").exists() else None)
-            return {OBJECTIVE: float(metrics["accuracy"]["validation"])}
-
-        def on_trial_begin(self, trial):
-            super().on_trial_begin(trial)
-            # keras-tuner saves its tuner file only when a trial ends; without it, a search
-            # interrupted during its first trial would restart from scratch and draw new
-            # values for trial 0. Saved now, a rerun reloads the oracle, which sends the
-            # interrupted trial back for a retry in the same run directory.
-            self.save()
-
-        def on_trial_end(self, trial):
-            if trial.status != "COMPLETED" and trial.message:
-                print(f"trial {trial.trial_id} failed:\n{trial.message}", file=sys.stderr,
-                      flush=True)
-            super().on_trial_end(trial)
-
-    tuner = ConfigTuner(oracle, directory=str(output), project_name=kind, overwrite=False)
+    experiment = registry.spec(base_config["model"]).experiment
+    hypermodel = RunHyperModel(experiment, base_config, seed=seed, tuner=kind, steps=steps,
+                               max_epochs=max_epochs, command=command)
+    tuner = RunTuner(oracle, hypermodel, directory=str(output), project_name=kind,
+                     overwrite=False)
     tuner.oracle.verbose = verbose
     return tuner
 
@@ -417,7 +452,7 @@ def distributed_role() -> str:
     if missing:
         raise ConfigError(f"--distributed needs the environment variables "
                           f"{', '.join(DISTRIBUTED_VARIABLES)} (missing: {', '.join(missing)}); "
-                          f"see `python -m compgen_tf.tune --help`")
+                          f"see `python -m compgen_tf tune --help`")
     return "chief" if "chief" in os.environ["KERASTUNER_TUNER_ID"] else "worker"
 
 
@@ -513,14 +548,13 @@ def best_config(rows: list[dict], base_config: dict, model: str, split: str,
 # --------------------------------------------------------------------------- command line
 
 def build_parser() -> argparse.ArgumentParser:
-    import tfds_scan
-
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf.tune", description=__doc__,
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf tune", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.SCAN_MODELS))
-    parser.add_argument("--split", required=True, choices=tfds_scan.CONFIG_NAMES,
-                        metavar="SPLIT", help="SCAN split; one of: "
-                        + ", ".join(tfds_scan.CONFIG_NAMES))
+    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
+    task = parser.add_mutually_exclusive_group(required=True)
+    task.add_argument("--split", dest="task", metavar="SPLIT", help="SCAN split of a SCAN model")
+    task.add_argument("--task", dest="task", metavar="TASK",
+                      help="task of meta_seq2seq (episodes) or of a toy-task model")
     parser.add_argument("--tuner", default="hyperband", choices=TUNERS,
                         help="search algorithm (default: hyperband)")
     parser.add_argument("--max-trials", type=int,
@@ -536,13 +570,15 @@ def build_parser() -> argparse.ArgumentParser:
                              "steps per budget epoch (default: one pass over the fit split)")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the search and of every trial's training (default: 0)")
-    parser.add_argument("--config", help="base configuration (default: configs/MODEL/SPLIT.json)")
+    parser.add_argument("--config",
+                        help="base configuration (default: configs/MODEL/SPLIT_OR_TASK.json)")
     parser.add_argument("--search-space", metavar="FILE",
                         help="search space (default: configs/MODEL/search_space.json)")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one base configuration value; a searched key set here "
                              "is fixed and leaves the search (repeatable)")
-    parser.add_argument("--output", help="output directory (default: runs/tune/MODEL/SPLIT)")
+    parser.add_argument("--output",
+                        help="output directory (default: runs/tune/MODEL/SPLIT_OR_TASK)")
     parser.add_argument("--distributed", action="store_true",
                         help="keras-tuner chief/worker mode: this process is the chief or a "
                              "worker, as KERASTUNER_TUNER_ID says (see above)")
@@ -571,16 +607,21 @@ def _check_numbers(args):
 def main(argv=None) -> int:
     args = build_parser().parse_args(argv)
     argv = sys.argv[1:] if argv is None else list(argv)
-    command = "python -m compgen_tf.tune " + shlex.join(argv)
-    output = Path(args.output or Path("runs") / "tune" / args.model / args.split)
+    command = "python -m compgen_tf tune " + shlex.join(argv)
+    output = Path(args.output or Path("runs") / "tune" / args.model / args.task)
+    spec = registry.spec(args.model)
+    flag = "--split" if spec.trains_on == "scan" else "--task"
+    if ("--task" if flag == "--split" else "--split") in argv:
+        print(f"error: {args.model} trains on a {flag}, one of: {', '.join(spec.tasks)}",
+              file=sys.stderr)
+        return 2
     try:
         _check_numbers(args)
         role = distributed_role() if args.distributed else None
         if role is None and os.environ.get("KERASTUNER_ORACLE_IP"):
             raise ConfigError("KERASTUNER_ORACLE_IP is set: keras-tuner would run a distributed "
                               "search; pass --distributed, or unset it")
-        base = load_config(args.config or config_path(args.model, args.split))
-        base = apply_overrides(base, args.set)
+        base = spec.experiment.resolve_config(args.model, args.task, args.config, args.set)
         space_file = Path(args.search_space or search_space_path(args.model))
         specs = load_search_space(space_file, args.model, base)
         fixed = sorted(name.partition("=")[0] for name in args.set
@@ -594,9 +635,8 @@ def main(argv=None) -> int:
     except ConfigError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    base.update(model=args.model, split=args.split)
 
-    settings = {"model": args.model, "split": args.split, "tuner": args.tuner,
+    settings = {"model": args.model, "split": args.task, "tuner": args.tuner,
                 "seed": args.seed, "steps": args.steps, "max_epochs": args.max_epochs,
                 "factor": args.factor if args.tuner == "hyperband" else None,
                 "base_config": base, "search_space": specs}
@@ -634,24 +674,24 @@ def main(argv=None) -> int:
     rows = trial_rows(tuner)
     table = markdown_table(rows)
     completed = sum(r[OBJECTIVE] is not None for r in rows)
-    title = (f"# keras-tuner {args.tuner} search: {args.model} on {args.split}\n\n"
+    title = (f"# keras-tuner {args.tuner} search: {args.model} on {args.task}\n\n"
              f"Objective: `{OBJECTIVE}`, exact match on the validation split (maximised; the "
              f"test split is not evaluated). {completed} of {len(rows)} trials completed. "
              f"Trial run directories: `{tuner.project_dir}/trial_<id>/run`.\n\n"
              f"Command: `{command}`\n\n")
     (output / "trials.md").write_text(title + table)
     (output / "trials.json").write_text(json.dumps(
-        {"model": args.model, "split": args.split, "tuner": args.tuner,
+        {"model": args.model, "split": args.task, "tuner": args.tuner,
          "objective": {"name": OBJECTIVE, "direction": "max", "split": "validation"},
          "command": command, "trials": rows}, indent=2) + "\n")
     print(table, end="")
-    best = best_config(rows, base, args.model, args.split, command)
+    best = best_config(rows, base, args.model, args.task, command)
     if best is not None:
         path = output / "best_config.json"
         path.write_text(json.dumps(best, indent=2) + "\n")
         print(f"best: trial {rows[0]['trial_id']}, {OBJECTIVE} {rows[0][OBJECTIVE]:.4f}; "
-              f"{output / 'trials.md'}; train it with:\n  python -m compgen_tf.train --model "
-              f"{args.model} --split {args.split} --config {path} --seed {args.seed}")
+              f"{output / 'trials.md'}; train it with:\n  python -m compgen_tf train --model "
+              f"{args.model} {flag} {args.task} --config {path} --seed {args.seed}")
     if failure is not None:
         print(f"error: the search stopped: {failure}", file=sys.stderr)
         return 1
@@ -659,7 +699,3 @@ def main(argv=None) -> int:
         print("error: no trial completed", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,6 +1,6 @@
-"""Attention heat map of one translation: `python -m compgen_tf.plot_attention`.
+"""Attention heat map of one translation: `python -m compgen_tf plot-attention`.
 
-    python -m compgen_tf.plot_attention --run DIR --command "jump twice after walk left"
+    python -m compgen_tf plot-attention --run DIR --command "jump twice after walk left"
 
 Writes a PNG (default `DIR/attention_<command>.png`): one row per output token,
 one column per input position, as in the Syntactic Attention paper's Figures
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compgen_tf.plotting import draw_heatmap, pyplot, save_figure
+from compgen_tf.reporting.plotting import draw_heatmap, pyplot, save_figure
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 
@@ -54,14 +54,14 @@ def plot_attention(model, command: str, path) -> Path:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf.plot_attention",
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-attention",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
     parser.add_argument("--command", required=True, help="the SCAN command to translate")
     parser.add_argument("--out", help="PNG path (default: RUN/attention_<command>.png)")
     args = parser.parse_args(argv)
-    from compgen_tf.runs import load_run_model
+    from compgen_tf.experiments.experiment import load_run_model
 
     out = args.out or Path(args.run) / f"attention_{'_'.join(args.command.split())}.png"
     try:
@@ -71,7 +71,3 @@ def main(argv=None) -> int:
         return 2
     print(f"wrote {path}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -387,8 +387,8 @@ class SyntacticAttentionBackbone(Backbone):
 class SyntacticAttention(Seq2SeqModel):
     """Sequence-to-sequence model whose attention is driven by syntax and whose output by semantics.
 
-    The network is `SyntacticAttentionBackbone` (`self.backbone`). Each source token x_j (the command is always wrapped as `<sos> words <eos>`)
-    gets two representations:
+    The network is `SyntacticAttentionBackbone` (`self.backbone`). Each source token x_j
+    (the command is always wrapped as `<sos> words <eos>`) gets two representations:
 
     - semantic: m_j = W_m x_j, a context-free embedding (`semantic_dim`);
     - syntactic: an embedding (`syntax_embedding_dim`) read by a bidirectional
@@ -447,60 +447,27 @@ class SyntacticAttention(Seq2SeqModel):
             syntactic vectors), any Keras initializer identifier. Keras's
             default, "uniform", draws from U(-0.05, 0.05); PyTorch's
             `nn.Embedding`, used by the authors' code, draws from N(0, 1):
-            `{"class_name": "RandomNormal", "config": {"stddev": 1.0}}`. On
-            add-jump the syntactic embedding of `jump` never receives a gradient
-            (it only occurs alone, and the shift hides a word from its own
-            position), so it keeps its initial value.
+            `{"class_name": "RandomNormal", "config": {"stddev": 1.0}}`.
         learned_boundary_semantics: whether `<sos>` and `<eos>` have learned
             semantic vectors (True, as in the paper's reference implementation)
             or fixed zero ones (False), so that attending to a boundary yields
-            only the output bias, which comes to mean `<eos>`. On add-jump,
-            where `jump` only ever occurs alone, learned boundary vectors leave
-            the model free to learn "jump" → I_JUMP through a boundary (attend to
-            `<sos>` or `<eos>`, whose semantic vector then encodes I_JUMP) and to
-            use `jump`'s own vector for `<eos>`; such a model is perfect on train
-            and validation and scores 0% on the add-jump test set. With zero
-            boundary vectors the only source of I_JUMP is `jump`'s own vector.
-            Measured on add-jump: with N(0, 1) boundary syntactic vectors this
-            variant sat on a loss plateau (1.8 after 1,600 steps, 3 seeds);
-            start them at zero, `boundary_initializer="zeros"`.
+            only the output bias.
         boundary_initializer: initializer of the learned `<sos>`/`<eos>`
             syntactic vectors; None (default) uses `embeddings_initializer`.
         syntax_embeddings_initializer: initializer of the syntactic token
-            embeddings only; None (default) uses `embeddings_initializer`. A word
-            only ever seen alone (`jump` on add-jump) keeps its initial syntactic
-            embedding, which its neighbours' keys read at test time. On add-jump,
-            `walk`'s row put in `jump`'s after training lifts default.json seeds
-            4 and 5 from 38.2% / 17.8% to 100% on 1,000 test commands, zeros only
-            to 97.7% / 90.8% (scripts/sa_jump_syntax_swap.py): near zero is not a
-            neutral verb. Measured: "uniform" (U(-0.05, 0.05)) with zero boundary
-            semantics scores 75.3% / 85.1% (2 seeds); "zeros" for every row, with
-            zero boundary vectors, does not train (0% validation after 2,400
-            steps, 2 seeds). default.json leaves it unset, i.e. N(0, 1).
+            embeddings only; None (default) uses `embeddings_initializer`.
         syntax_word_noise: during training, the probability that a word's
             syntactic embedding (not `<sos>`/`<eos>`/padding) is replaced by a
-            fresh draw from N(0, syntax_noise_stddev), independently per token.
-            0 (default, as in the paper) disables it. The syntactic stream then
-            has to infer a word's role from its context when the word's own
-            vector says nothing, which is the situation of a word whose row never
-            received a gradient (`jump` on add-jump, whose row is its initial
-            draw). Measured on add-jump (with zero boundary semantics, rate 0.1,
-            2 seeds): it does make the test score independent of `jump`'s row
-            (20 redraws of the row: 16-21%, walk's row: 82%), but the context
-            alone reads `jump left` as `turn left`, so it scores 0.0% and 17.0%.
+            fresh draw from N(0, syntax_noise_stddev), independently per token;
+            0 (default, as in the paper) disables it.
         syntax_noise_stddev: standard deviation of those draws (default 1.0, the
             N(0, 1) of the reference's embedding initializer).
         syntax_embeddings_l2: coefficient of an L2 penalty on the syntactic token
             embeddings, added to the training loss (0, the default and the paper's
-            setting, adds none). Under Adam even a tiny coefficient walks a row that
-            gets no other gradient to zero, at about one learning rate per step and
-            coordinate, while rows that the data trains keep most of their scale
-            (add-jump, 1e-5: `jump`'s row ends at norm 0.000, trained rows at
-            4.5-8.1 from about 10 at the N(0, 1) start). On add-jump that row is
-            `jump`'s: the test score then no longer depends on its random draw (see
-            `syntax_embeddings_initializer`; a zero row put in `jump`'s place after
-            training scores 90.8-99.6% where random draws scatter between 13% and
-            100%). configs/syntactic_attention/addprim_jump_syntax_l2.json uses 1e-5.
+            setting, adds none). Under Adam it walks a row that gets no other
+            gradient (a word only ever seen alone) to zero.
+        (Why these options exist, and what each measured on add-jump:
+        docs/syntactic_attention_lab_notes.md.)
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
         **kwargs: passed to `Seq2SeqModel`.
 

@@ -1,6 +1,6 @@
-"""Kinds of wrong translations in a run: `python -m compgen_tf.error_analysis --run DIR`.
+"""Kinds of wrong translations in a run: `python -m compgen_tf errors --run DIR`.
 
-Reads `DIR/errors_<split>.jsonl` (written by `compgen_tf.evaluate` and at the end of
+Reads `DIR/errors_<split>.jsonl` (written by `compgen_tf.cli.evaluate` and at the end of
 training) and sorts every wrong translation into one kind, the first that applies:
 
 | kind | the prediction |
@@ -56,7 +56,7 @@ def classify_errors(records) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf.error_analysis",
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf errors",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
@@ -64,7 +64,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     errors_file = Path(args.run) / f"errors_{args.split}.jsonl"
     if not errors_file.exists():
-        print(f"error: {errors_file} does not exist; run `python -m compgen_tf.evaluate "
+        print(f"error: {errors_file} does not exist; run `python -m compgen_tf evaluate "
               f"--run {args.run}` first", file=sys.stderr)
         return 2
     try:
@@ -88,7 +88,3 @@ def main(argv=None) -> int:
     out.write_text(json.dumps(analysis, indent=2) + "\n")
     print(f"wrote {out}")
     return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from tfds_scan.splits import VALIDATION_CARVES
 
-CONFIG_DIR = Path(__file__).resolve().parents[1] / "configs"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
 
 TRAINING_KEYS = {
     "batch_size": int, "learning_rate": float, "clip_norm": float,
@@ -34,11 +34,11 @@ TRAINING_KEYS = {
     "learning_rate_decay_factor": float, "jit_compile": bool,
 }
 DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
-             # SCAN runs (compgen_tf.runs): "random" or "tail" (tfds_scan.VALIDATION_CARVES)
+             # SCAN runs (compgen_tf.experiments.scan): "random" or "tail" (tfds_scan.VALIDATION_CARVES)
              "validation_carve": str,
-             # toy tasks (compgen_tf.toy_runs): sizes of the generated sets
+             # toy tasks (compgen_tf.experiments.toy): sizes of the generated sets
              "train_size": int, "test_size": int,
-             # meta seq2seq (compgen_tf.meta_training): episodes carved for validation
+             # meta seq2seq (compgen_tf.experiments.episodes): episodes carved for validation
              "validation_episodes": int}
 SECTIONS = ("model_args", "training", "data")
 
@@ -109,7 +109,7 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
     if not isinstance(config, dict):
         raise ConfigError(f"{origin}: a configuration is a JSON object")
     config = copy.deepcopy(config)
-    unknown = set(config) - set(SECTIONS) - {"notes", "model", "split"}
+    unknown = set(config) - set(SECTIONS) - {"notes", "model", "split", "task"}
     if unknown:
         raise ConfigError(f"{origin}: unknown section(s) {sorted(unknown)}; "
                           f"expected {list(SECTIONS)} and 'notes'")

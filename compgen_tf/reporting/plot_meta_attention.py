@@ -1,6 +1,6 @@
 """Memory and decoder attention of a meta seq2seq learner for one query (Lake 2019, Fig. A.1/A.2).
 
-    python -m compgen_tf.plot_meta_attention --run runs/meta_seq2seq/mutual_exclusivity/seed0 \\
+    python -m compgen_tf plot-meta-attention --run runs/meta_seq2seq/mutual_exclusivity/seed0 \\
         --query "lug zup lug wif dax zup"
 
 Writes a PNG with two heat maps: left, the key-value memory attention (rows: query
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compgen_tf.plotting import draw_heatmap, pyplot, save_figure
+from compgen_tf.reporting.plotting import draw_heatmap, pyplot, save_figure
 from compgen_tf.vocabulary import EOS, EOS_ID, PAD_ID
 
 
@@ -68,7 +68,7 @@ def plot_episode_attention(model, support_commands, support_actions, query: str,
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf.plot_meta_attention",
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="a meta_seq2seq run directory")
@@ -77,7 +77,7 @@ def main(argv=None) -> int:
                         help="a support pair (repeatable); default: the first test episode")
     parser.add_argument("--out", help="PNG path (default: RUN/meta_attention_<query>.png)")
     args = parser.parse_args(argv)
-    from compgen_tf.runs import load_run_model
+    from compgen_tf.experiments.experiment import load_run_model
     from tfds_scan import episodes
 
     if args.support:
@@ -98,7 +98,3 @@ def main(argv=None) -> int:
         return 2
     print(f"wrote {path}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,0 +1,33 @@
+"""Exact-match accuracy of a trained run: `python -m compgen_tf evaluate --run DIR`.
+
+Prints train / validation / test accuracy, updates `DIR/metrics.json`, and writes
+the wrongly translated examples to `DIR/errors_<split>.jsonl` (SCAN and episode runs).
+Any registered model's run: "train" is the run's training data less its validation carve
+(episodes: its first 20 training episodes), "test" every test split of its task.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from compgen_tf import registry
+from compgen_tf.experiments.experiment import run_config
+
+SPLITS = ("train", "validation", "test")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf evaluate", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="run directory written by `train`")
+    parser.add_argument("--splits", nargs="+", choices=SPLITS, default=list(SPLITS),
+                        help="default: all three")
+    args = parser.parse_args(argv)
+    try:
+        config = run_config(args.run)
+        registry.spec(config["model"]).experiment.evaluate(args.run, splits=args.splits)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    return 0

@@ -1,0 +1,1 @@
+"""What is shown from trained runs and results files: the results README, error kinds, plots."""
