@@ -144,3 +144,32 @@ def test_reproduce_records_its_own_command_for_every_kind_of_model(tmp_path, cap
     # A toy task is a --task, a SCAN split a --split: the other is one clear line, exit 2.
     assert reproduce(["--model", "mlp_baseline", "--split", "composition"]) == 2
     assert "mlp_baseline trains on a --task" in capsys.readouterr().err
+
+def test_an_interrupted_toy_run_resumes_even_after_evaluate_wrote_its_scores(
+        tmp_path, monkeypatch):
+    """`evaluate` on an interrupted run writes a metrics.json without training figures; the
+    run must still resume, not be taken for finished."""
+    import keras
+
+    from compgen_tf.experiments import toy
+    from compgen_tf.experiments.toy import TOY
+
+    config = TOY.resolve_config("mlp_baseline", "rule_learning",
+                                overrides=["training.eval_every=5",
+                                           "training.checkpoint_every=5"], steps=10)
+    run_dir = tmp_path / "run"
+
+    class StopAtStep7(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if int(self.model.optimizer.iterations.numpy()) == 7:
+                raise KeyboardInterrupt
+
+    fit_run = toy.fit_run
+    with monkeypatch.context() as patch:
+        patch.setattr(toy, "fit_run", lambda *a, **k: fit_run(*a, callbacks=[StopAtStep7()], **k))
+        with pytest.raises(KeyboardInterrupt):
+            TOY.train(config, run_dir, seed=0, verbose=0)
+    TOY.evaluate(run_dir, ["validation"], verbose=0)  # the best model of step 5, scored
+    assert "steps" not in json.loads((run_dir / "metrics.json").read_text())
+    resumed = TOY.train(config, run_dir, seed=0, verbose=0)
+    assert resumed["steps"] == 10 and TOY.finished(resumed, config)

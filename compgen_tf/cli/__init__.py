@@ -12,7 +12,8 @@ Every command works for every registered model (`compgen_tf.registry.MODELS`).
 Commands recorded in results files before 0.2.0 name a module: run
 `python -m compgen_tf.<module> ARGS` as `python -m compgen_tf <command> ARGS`, with
 `toy_runs` -> `reproduce` and `meta_training` -> `reproduce --model meta_seq2seq`
-(`--variant V` of `toy_runs` is now `--name TASK_V`).
+(`--variant V` of `toy_runs` is now `--name TASK_V`); the 0.1.0 commands `reproduce-toy`
+and `reproduce-meta` are `reproduce` too.
 TensorFlow's start-up log lines (oneDNN, CPU features, absl) are hidden unless `--verbose`
 is given, anywhere on the line.
 """

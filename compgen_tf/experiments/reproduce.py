@@ -61,6 +61,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, help="override training.max_steps")
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one configuration value (repeatable)")
+    parser.add_argument("--no-support-loss", action="store_true",
+                        help="meta_seq2seq ablation: --set model_args.support_loss=false")
+    parser.add_argument("--no-decoder-attention", action="store_true",
+                        help="meta_seq2seq ablation: --set model_args.decoder_attention=false")
     parser.add_argument("--runs-dir", default="runs", help="parent of the run directories")
     parser.add_argument("--results-dir", default=str(RESULTS_DIR))
     parser.add_argument("--jobs", type=int, default=1,
@@ -83,9 +87,18 @@ def main(argv=None) -> int:
         print(f"error: {args.model} trains on a {flag}, one of: {', '.join(spec.tasks)}",
               file=sys.stderr)
         return 2
+    if (args.no_support_loss or args.no_decoder_attention) and args.model != "meta_seq2seq":
+        print("error: --no-support-loss and --no-decoder-attention are meta_seq2seq ablations",
+              file=sys.stderr)
+        return 2
+    overrides = list(args.set)
+    if args.no_support_loss:
+        overrides.append("model_args.support_loss=false")
+    if args.no_decoder_attention:
+        overrides.append("model_args.decoder_attention=false")
     name = args.name or args.task
     try:
-        config = experiment.resolve_config(args.model, args.task, args.config, args.set,
+        config = experiment.resolve_config(args.model, args.task, args.config, overrides,
                                            args.steps)
         recorded = experiment.recorded_config(config)
         results_files = [Path(args.results_dir) / args.model / f"{file}.json"

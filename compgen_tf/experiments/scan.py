@@ -135,9 +135,16 @@ class ScanExperiment(Experiment):
         return class_arguments(registry.model_class(model),
                                skip=("source_words", "target_words"))
 
+    def build(self, config, seed=0):
+        # As in `train_run`: the data first (building the TFDS dataset on first use draws
+        # from the global random generators), then the seed, then the model.
+        source, target = vocabularies(split_examples(config["split"], "train", config["data"]))
+        keras.utils.set_random_seed(seed)
+        return registry.build_model(config["model"], config["model_args"], source.words,
+                                    target.words)
+
     def new_model(self, config):
-        examples = split_examples(config["split"], "train", config["data"])
-        source, target = vocabularies(examples)
+        source, target = vocabularies(split_examples(config["split"], "train", config["data"]))
         return registry.build_model(config["model"], config["model_args"], source.words,
                                     target.words)
 

@@ -177,9 +177,11 @@ def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
     run_dir = Path(run_dir)
     metrics_file = run_dir / "metrics.json"
     prepare_run_dir(run_dir, dict(config, seed=seed))
-    if metrics_file.exists():
+    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+    if "steps" in metrics and "wall_time_s" in metrics:
+        # (`evaluate` on an interrupted run writes scores without these: it resumes.)
         print(f"{run_dir} is finished: not trained again")
-        return json.loads(metrics_file.read_text())
+        return metrics
     task, training = config["task"], config["training"]
     data = data or task_data(task, seed, config["data"])
     if model is None:

@@ -258,15 +258,18 @@ def _candidate_values(spec) -> list:
 
 def _check_values_accepted(specs, model, base_config, origin):
     """Every value at the ends of each range must pass the config schema and the model."""
-    experiment = registry.spec(model).experiment
+    model_spec = registry.spec(model)
+    experiment = model_spec.experiment
     for name, spec in specs.items():
         section, _, key = name.partition(".")
         for value in _candidate_values(spec):
             config = copy.deepcopy(base_config)
             config[section][key] = value
+            config.setdefault("model", model)
+            config.setdefault(experiment.task_key, model_spec.tasks[0])
             try:
                 config = validate_config(config, origin="configuration")
-                if section == "model_args" and "model" in config:
+                if section == "model_args":
                     experiment.check_model_args(config)
             except (ConfigError, ValueError, TypeError) as error:
                 raise SearchSpaceError(f"{origin}: {name}: the value {value!r} in its range is "
