@@ -1,6 +1,7 @@
 """The TFDS builders of the toy tasks, built offline into a temporary data_dir."""
 
 import numpy as np
+import pytest
 import tensorflow_datasets as tfds
 
 from tfds_scan import ToyComposition, ToyPalindromes, ToyRuleLearning, toy_tasks
@@ -56,3 +57,29 @@ def test_palindrome_builder_standard_and_depth(tmp_path):
     assert max(e["a_count"] for e in _examples(depth, "train")) <= toy_tasks.DEPTH_LIMIT
     assert min(e["a_count"] for e in _examples(depth, "test")) > toy_tasks.DEPTH_LIMIT
     assert [c.name for c in ToyPalindromes.BUILDER_CONFIGS] == ["standard", "depth"]
+
+
+@pytest.mark.parametrize("task, seed", [("rule_learning", 0), ("composition", 0),
+                                        ("composition", 7), ("palindromes", 3),
+                                        ("palindromes_depth", 3)])
+def test_load_toy_reads_what_the_generator_draws_through_tfds(task, seed, tmp_path):
+    """Training reads the toy tasks through their TFDS builders: the same examples in the same
+    order as `tfds_scan.toy_tasks`, for registered configs and for seeds or sizes without one."""
+    from tfds_scan import load_toy
+
+    loaded = load_toy(task, seed, train_size=120, test_size=12, data_dir=tmp_path)
+    if task == "rule_learning":
+        expected = toy_tasks.rule_learning()
+    elif task == "composition":
+        expected = toy_tasks.composition(seed)
+        expected = {split: expected[split] for split in ("train", "test")}
+    else:
+        drawn = toy_tasks.palindromes(seed, 120, 12)
+        keys = ("depth_train", "depth_test") if task == "palindromes_depth" else (
+            "train", "test", "long")
+        expected = {key: drawn[key] for key in keys}
+    assert loaded == expected
+    built = sorted(p.name for p in tmp_path.iterdir()
+                   if not p.name.startswith(".") and p.name != "downloads")
+    assert built == [{"rule_learning": "toy_rule_learning", "composition": "toy_composition"}
+                     .get(task, "toy_palindromes")]

@@ -16,6 +16,7 @@ from tfds_scan.offline_scan import OfflineScan
 from tfds_scan.toy_composition import ToyComposition
 from tfds_scan.toy_palindromes import ToyPalindromes
 from tfds_scan.toy_rule_learning import ToyRuleLearning
+from tfds_scan.toy_loader import load_toy
 from tfds_scan.splits import (
     CONFIG_NAMES,
     OFFICIAL_FILES,
@@ -41,6 +42,7 @@ __all__ = [
     "load",
     "load_examples",
     "load_pairs",
+    "load_toy",
     "split_examples",
     "split_line_indices",
 ]

@@ -45,6 +45,22 @@ def _build_lock(data_dir: Path):
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
+def build_once(make_builder, data_dir: Path):
+    """`make_builder()`, prepared: built under a lock on `data_dir` unless it already is.
+
+    Several processes (parallel seeds, distributed workers, test workers) may ask for the
+    same config at once: one builds it, the others then find it built (a builder reads what
+    exists when it is created, so it is created again under the lock). A built (possibly
+    read-only) data_dir is only read.
+    """
+    builder = make_builder()
+    if not builder.is_prepared():
+        with _build_lock(Path(data_dir)):
+            builder = make_builder()
+            builder.download_and_prepare()
+    return builder
+
+
 def load_pairs(name: str, split: str = "train", **kwargs) -> list[tuple[str, str]]:
     """``load`` as a list of ``(command, actions)`` string pairs, in the same order.
 
@@ -95,14 +111,8 @@ def load(
     splits.check_validation_fraction(validation_fraction)
     splits.check_validation_carve(validation_carve)
     data_dir = Path(data_dir if data_dir else default_data_dir())
-    builder = OfflineScan(config=name, data_dir=os.fspath(data_dir))
-    if not builder.is_prepared():  # a built (possibly read-only) data_dir is only read
-        with _build_lock(data_dir):
-            # Several processes (parallel seeds, distributed workers, test workers) may ask
-            # for the same config at once: one builds it, the others then find it built
-            # (a builder reads what exists when it is created: create it under the lock).
-            builder = OfflineScan(config=name, data_dir=os.fspath(data_dir))
-            builder.download_and_prepare()
+    builder = build_once(lambda: OfflineScan(config=name, data_dir=os.fspath(data_dir)),
+                         data_dir)
     # One file at a time, in file order: the official order is part of the contract.
     read_config = tfds.ReadConfig(interleave_cycle_length=1)
     source_split = "test" if split == "test" else "train"

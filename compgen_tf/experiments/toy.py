@@ -82,9 +82,14 @@ def composition_arrays(pairs):
 
 
 def task_data(task: str, seed: int, data: dict) -> dict:
-    """{"fit", "validation", <test splits>}: (inputs, targets, sample weights or None)."""
+    """{"fit", "validation", <test splits>}: (inputs, targets, sample weights or None).
+
+    The examples are read through the task's TFDS builder (`tfds_scan.load_toy`, built
+    offline on first use for this seed and size); the validation part is carved from the
+    training examples by (`data.validation_seed`, `seed`).
+    """
     from compgen_tf.models.symmetry.palindromes import palindrome_arrays
-    from tfds_scan import toy_tasks
+    from tfds_scan import load_toy, toy_tasks
 
     fraction = data.get("validation_fraction", 0.1)
     validation_seed = data.get("validation_seed", 0)
@@ -92,18 +97,18 @@ def task_data(task: str, seed: int, data: dict) -> dict:
         def encode(part):
             return (toy_tasks.rule_learning_array([s for s, _ in part]),
                     np.array([label for _, label in part], np.int32), None)
-        splits = toy_tasks.rule_learning()
+        splits = load_toy(task)
         fit, validation = _carve(splits["train"], fraction, seed, validation_seed)
         return {"fit": encode(fit), "validation": encode(validation),
                 "test": encode(splits["test"])}
     if task == "composition":
-        splits = toy_tasks.composition(seed)
+        splits = load_toy(task, seed)
         fit, validation = _carve(splits["train"], fraction, seed, validation_seed)
         return {"fit": composition_arrays(fit), "validation": composition_arrays(validation),
                 "test": composition_arrays(splits["test"])}
     if task in ("palindromes", "palindromes_depth"):
-        splits = toy_tasks.palindromes(seed, train_size=data.get("train_size", 100_000),
-                                       test_size=data.get("test_size", 1_000))
+        splits = load_toy(task, seed, train_size=data.get("train_size", 100_000),
+                          test_size=data.get("test_size", 1_000))
         train = splits["train" if task == "palindromes" else "depth_train"]
         fit, validation = _carve(train, fraction, seed, validation_seed)
         out = {"fit": palindrome_arrays(fit), "validation": palindrome_arrays(validation)}
