@@ -20,6 +20,7 @@ from pathlib import Path
 
 from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
+from compgen_tf.experiments.episodes import ablation_overrides
 from compgen_tf.training.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
 
 DEFAULT_MODEL = "syntactic_attention"
@@ -103,11 +104,7 @@ def main(argv=None) -> int:
         except StrategyError as error:
             print(f"error: {error}", file=sys.stderr)
             return 2
-    overrides = list(args.set)
-    if args.no_support_loss:
-        overrides.append("model_args.support_loss=false")
-    if args.no_decoder_attention:
-        overrides.append("model_args.decoder_attention=false")
+    overrides = list(args.set) + ablation_overrides(args)
     try:
         config = experiment.resolve_config(args.model, task, args.config, overrides, args.steps,
                                            args.epochs)

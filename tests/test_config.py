@@ -80,6 +80,11 @@ SCAN_MODEL = ["--model", "syntactic_attention"]
                    "--set", "model_args.dropout=-0.5"], "dropout must be in [0, 1), got -0.5"),
     ("tune", ["--model", "stack_lstm", "--task", "palindromes", "--set",
               "model_args.units=0"], "units must be a positive integer, got 0"),
+    ("reproduce", SCAN_MODEL + ["--split", "simple", "--seeds", "1", "--no-support-loss"],
+     "--no-support-loss and --no-decoder-attention are meta_seq2seq ablations"),
+    ("reproduce", ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--seeds", "1",
+                   "--no-decoder-attention", "--set", "model_args.num_layers=0"],
+     "num_layers must be a positive integer, got 0"),
     ("train", ["--model", "stack_lstm", "--task", "palindromes", "--set",
                "model_args.units=0"], "units must be a positive integer, got 0"),
 ])

@@ -353,3 +353,13 @@ def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatc
     for expected, actual in zip(reference.weights, resumed.weights):
         np.testing.assert_allclose(actual.numpy(), expected.numpy(), atol=1e-5,
                                    err_msg=actual.path)
+
+
+def test_ablation_flags_are_set_overrides():
+    from argparse import Namespace
+
+    from compgen_tf.experiments.episodes import ablation_overrides
+
+    assert ablation_overrides(Namespace(no_support_loss=True, no_decoder_attention=True)) == [
+        "model_args.support_loss=false", "model_args.decoder_attention=false"]
+    assert ablation_overrides(Namespace(no_support_loss=False, no_decoder_attention=False)) == []

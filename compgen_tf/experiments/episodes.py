@@ -163,6 +163,13 @@ def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> di
     return metrics
 
 
+def ablation_overrides(args) -> list[str]:
+    """The `--set` overrides of the command-line ablation flags `--no-support-loss` and
+    `--no-decoder-attention` (Lake 2019, Table 2)."""
+    return ((["model_args.support_loss=false"] if args.no_support_loss else [])
+            + (["model_args.decoder_attention=false"] if args.no_decoder_attention else []))
+
+
 class EpisodesExperiment(Experiment):
     """Meta seq2seq trained on the episodes of a task (`config["split"]`), one per step."""
 

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
+from compgen_tf.experiments.episodes import ablation_overrides
 from compgen_tf.experiments.experiment import prepare_run_dir
 from compgen_tf.experiments.results import (RESULTS_DIR, earlier_results, without_options,
                                             write_results)
@@ -91,11 +92,7 @@ def main(argv=None) -> int:
         print("error: --no-support-loss and --no-decoder-attention are meta_seq2seq ablations",
               file=sys.stderr)
         return 2
-    overrides = list(args.set)
-    if args.no_support_loss:
-        overrides.append("model_args.support_loss=false")
-    if args.no_decoder_attention:
-        overrides.append("model_args.decoder_attention=false")
+    overrides = list(args.set) + ablation_overrides(args)
     name = args.name or args.task
     try:
         config = experiment.resolve_config(args.model, args.task, args.config, overrides,
