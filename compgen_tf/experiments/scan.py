@@ -143,11 +143,6 @@ class ScanExperiment(Experiment):
         return registry.build_model(config["model"], config["model_args"], source.words,
                                     target.words)
 
-    def new_model(self, config):
-        source, target = vocabularies(split_examples(config["split"], "train", config["data"]))
-        return registry.build_model(config["model"], config["model_args"], source.words,
-                                    target.words)
-
     def check_model_args(self, config):
         # SCAN's whole vocabulary: a model that builds on it builds on any split's.
         registry.check_model_args(config["model"], config["model_args"])
