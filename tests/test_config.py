@@ -13,6 +13,8 @@ def test_committed_configs_are_valid():
     for path in paths:
         config = load_config(path)
         assert config["training"] and config["model_args"], path
+        # Each says how its settings were chosen (a variant is a new choice: not inherited).
+        assert json.loads(path.read_text())["provenance"] == config["provenance"], path
 
 
 def test_overrides_parse_json_values():
@@ -174,3 +176,45 @@ def test_notes_are_not_part_of_a_configuration(tmp_path):
     assert json.loads((tmp_path / "config.json").read_text())["notes"] == "first"
     with pytest.raises(ValueError, match="different configuration"):
         prepare_run_dir(tmp_path, apply_overrides(config, ["training.batch_size=8"]))
+
+
+def test_provenance_is_documentation_checked_and_not_inherited(tmp_path):
+    """A config says how its settings were chosen; a variant must say so again (it is a new
+    choice); the command line's changes are not on record."""
+    from compgen_tf.experiments.config import comparable
+    from compgen_tf.registry import spec
+
+    faithful = {"kind": "faithful", "reason": "the paper's settings"}
+    base = load_config(config_path("seq2seq", "simple"))
+    write(tmp_path / "base.json", dict(base, provenance=faithful))
+    write(tmp_path / "variant.json", {"base": "base.json", "training": {"batch_size": 8}})
+    write(tmp_path / "chosen.json", {"base": "base.json", "training": {"batch_size": 8},
+                                     "provenance": {"kind": "validation", "reason": "dev"}})
+    assert load_config(tmp_path / "base.json")["provenance"] == faithful
+    assert "provenance" not in load_config(tmp_path / "variant.json")
+    assert load_config(tmp_path / "chosen.json")["provenance"]["kind"] == "validation"
+    assert comparable(dict(base, provenance=faithful)) == comparable(base)
+
+    experiment = spec("seq2seq").experiment
+    resolved = experiment.resolve_config("seq2seq", "simple", tmp_path / "base.json")
+    assert resolved["provenance"] == faithful
+    unrecorded = experiment.resolve_config("seq2seq", "simple", tmp_path / "variant.json")
+    assert unrecorded["provenance"] == {
+        "kind": "post-hoc",
+        "reason": f"not recorded: {tmp_path / 'variant.json'} does not say how its settings "
+                  "were chosen"}
+    changed = experiment.resolve_config("seq2seq", "simple", tmp_path / "base.json",
+                                        ["training.batch_size=8"], steps=10)
+    assert changed["provenance"]["kind"] == "post-hoc"
+    assert "training.batch_size: 32 -> 8" in changed["provenance"]["reason"]
+    assert "training.max_steps" in changed["provenance"]["reason"]
+    # Setting a value to what the file holds changes nothing.
+    same = experiment.resolve_config("seq2seq", "simple", tmp_path / "base.json",
+                                     [f"training.batch_size={base['training']['batch_size']}"])
+    assert same["provenance"] == faithful
+
+    for bad in ({"kind": "tuned", "reason": "x"}, {"kind": "faithful"},
+                {"kind": "faithful", "reason": " "}, "faithful"):
+        write(tmp_path / "bad.json", dict(base, provenance=bad))
+        with pytest.raises(ConfigError, match="provenance must be"):
+            load_config(tmp_path / "bad.json")

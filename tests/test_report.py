@@ -6,6 +6,7 @@ from compgen_tf.reporting.report import PAPER_RESULTS, main as report
 from compgen_tf.experiments.results import write_results
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+POST_HOC = {"kind": "post-hoc", "reason": "the learning rate was picked on test scores"}
 
 
 def runs(accuracies, wall_time=60.0):
@@ -20,7 +21,7 @@ def results_dir(tmp_path):
     versions = {"keras": "3.15.1"}
     write_results("syntactic_attention", "addprim_jump", "python -m compgen_tf reproduce ...",
                   runs([0.9, 0.5, 1.0], wall_time=120.0), versions, results_dir=results,
-                  config={"model_args": {}})
+                  provenance=POST_HOC, config={"model_args": {}})
     write_results("seq2seq", "simple", "cmd", runs([1.0, 0.99]), versions, results_dir=results)
     write_results("seq2seq", "simple_p1", "cmd", runs([0.25]), versions, results_dir=results)
     (results / "benchmarks").mkdir()
@@ -66,20 +67,27 @@ def test_report_tables_plots_and_determinism(results_dir):
     cells = row_of(readme, "syntactic_attention", "addprim_jump")
     assert cells[1] == "[addprim_jump](syntactic_attention/addprim_jump.json)"
     assert cells[2] == "78.4 ± 27.4 (median 91.0, n=25)"
-    assert cells[3:7] == ["80.0 ± 26.5 (n=3)", "90.0", "50.0–100.0", "2.0 min"]
-    assert row_of(readme, "seq2seq", "simple")[2:5] == ["100.0", "99.5 ± 0.7 (n=2)", "99.5"]
+    assert cells[3:8] == ["80.0 ± 26.5", "90.0", "50.0–100.0", "3", "2.0 min"]
+    # Every row is labelled with its file's provenance and reason; a file written without
+    # one says that the choice is not on record.
+    assert cells[8] == ("variant (chosen after test scores were seen): the learning rate was "
+                        "picked on test scores")
+    simple = row_of(readme, "seq2seq", "simple")
+    assert simple[2:7] == ["100.0", "99.5 ± 0.7", "99.5", "99.0–100.0", "2"]
+    assert simple[8] == ("variant (chosen after test scores were seen): not recorded: the "
+                         "command gave no provenance")
 
     # Papers without results of ours keep their rows, with "—" in our columns.
     for model, name in [("equivariant_seq2seq", "addprim_jump"), ("meta_seq2seq", "length"),
                         ("syntactic_attention", "length")]:
         cells = row_of(readme, model, name)
-        assert cells[2] != "—" and cells[3:7] == ["—"] * 4
+        assert cells[2] != "—" and cells[3:9] == ["—"] * 6
     assert len({paper["paper"] for paper in PAPER_RESULTS.values()}) == 5
     for title in ("Syntactic Attention", "Equivariant seq2seq", "Meta seq2seq",
                   "Symmetry and systematicity", "Baseline seq2seq"):
         assert f"## {title}" in readme
     # A result without a paper number is listed too; the benchmark file is under Speed.
-    assert row_of(readme, "seq2seq", "simple_p1")[2:4] == ["—", "25.0 (n=1)"]
+    assert row_of(readme, "seq2seq", "simple_p1")[2:7] == ["—", "25.0", "25.0", "25.0–25.0", "1"]
     speed = readme[readme.index("## Speed"):]
     assert "benchmarks/seq2seq_speed.json" in speed and "| 329.5 |" in speed
 
@@ -108,13 +116,16 @@ def test_out_option_and_stale_plots(results_dir, tmp_path):
 
 def test_pooled_repetition_files(tmp_path):
     results = tmp_path / "results"
-    for rep, accuracies in ((1, [0.5, 1.0]), (2, [0.75])):
+    for rep, accuracies, provenance in ((1, [0.5, 1.0], {"kind": "faithful", "reason": "r"}),
+                                        (2, [0.75], POST_HOC)):
         write_results("syntactic_attention", f"addprim_jump_num1_rep{rep}", "cmd",
-                      runs(accuracies), {}, results_dir=results)
+                      runs(accuracies), {}, results_dir=results, provenance=provenance)
     assert report(["--results-dir", str(results), "--runs-dir", str(tmp_path / "none")]) == 0
     readme = (results / "README.md").read_text()
     cells = row_of(readme, "syntactic_attention", "addprim_jump_num1")
-    assert cells[2] == "84.4 ± 28.5 (n=5)" and cells[3] == "75.0 ± 25.0 (n=3)"
+    assert cells[2] == "84.4 ± 28.5 (n=5)" and cells[3:7] == ["75.0 ± 25.0", "75.0",
+                                                               "50.0–100.0", "3"]
+    assert cells[8].startswith("variant (chosen after test scores were seen)")  # the worst
     assert "## Other results\n\nNone." in readme
 
 
@@ -122,10 +133,18 @@ def test_pooled_repetition_files(tmp_path):
     ("{not json", "not valid JSON"),
     (json.dumps({"model": "seq2seq", "runs": []}), "missing keys"),
     (json.dumps({"model": "seq2seq", "split": "simple", "command": "", "versions": {},
-                 "summary": {}, "runs": [{"seed": 0, "test_accuracy": 97.5}]}),
+                 "provenance": POST_HOC, "summary": {},
+                 "runs": [{"seed": 0, "test_accuracy": 97.5}]}),
      "test_accuracy must be a fraction in [0, 1]"),
     (json.dumps({"model": "seq2seq", "split": "simple", "command": "", "versions": {},
-                 "summary": {}, "runs": [{"seed": 0}]}), "lacks ['test_accuracy']"),
+                 "provenance": POST_HOC, "summary": {}, "runs": [{"seed": 0}]}),
+     "lacks ['test_accuracy']"),
+    (json.dumps({"model": "seq2seq", "split": "simple", "command": "", "versions": {},
+                 "summary": {}, "runs": [{"seed": 0, "test_accuracy": 1.0}]}),
+     "missing keys ['provenance']"),
+    (json.dumps({"model": "seq2seq", "split": "simple", "command": "", "versions": {},
+                 "provenance": {"kind": "tuned", "reason": "x"}, "summary": {},
+                 "runs": [{"seed": 0, "test_accuracy": 1.0}]}), "provenance must be"),
 ])
 def test_malformed_results_file_is_named(results_dir, capsys, content, message):
     bad = results_dir / "seq2seq" / "broken.json"
@@ -174,7 +193,37 @@ def test_a_rerun_set_gets_its_own_table_beside_the_earlier_results(results_dir):
     cells = row_of(rerun, "seq2seq", "simple")
     assert cells[1] == "[simple](core_0.2.0/seq2seq/simple.json)"
     assert cells[2] == "99.5 ± 0.7 (n=2)"  # the earlier file: 1.0, 0.99
-    assert cells[3:6] == ["99.0 ± 1.0 (n=3)", "99.0", "98.0–100.0"]
-    assert cells[7] == "0.2.0"
+    assert cells[3:7] == ["99.0 ± 1.0", "99.0", "98.0–100.0", "3"]
+    assert cells[8] == "0.2.0"
     # The paper table still shows the earlier file, not the re-run.
-    assert row_of(readme.split("## Re-runs")[0], "seq2seq", "simple")[3] == "99.5 ± 0.7 (n=2)"
+    assert row_of(readme.split("## Re-runs")[0], "seq2seq", "simple")[3] == "99.5 ± 0.7"
+
+
+def test_the_project_readme_table_and_the_check_mode(results_dir, tmp_path, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text("# Project\n\n<!-- results-summary:start -->\nold\n"
+                      "<!-- results-summary:end -->\n\nMore text.\n")
+    arguments = ["--readme", str(readme)]
+    assert generate(results_dir, *arguments, "--check") == 1  # nothing generated yet
+    assert "differs" in capsys.readouterr().err
+    assert generate(results_dir, *arguments) == 0
+    text = readme.read_text()
+    assert text.startswith("# Project\n\n<!-- results-summary:start -->")
+    assert text.endswith("<!-- results-summary:end -->\n\nMore text.\n") and "old" not in text
+    # Headline rows with results only, the same statistics as results/README.md and the label.
+    rows = [[cell.strip() for cell in line.strip("|").split("|")]
+            for line in text.splitlines() if line.startswith("| Russin 2019 |")]
+    assert len(rows) == 1
+    assert rows[0][1:] == ["syntactic_attention",
+                         "[addprim_jump](results/syntactic_attention/addprim_jump.json)",
+                         "78.4 ± 27.4 (median 91.0, n=25)", "80.0 ± 26.5", "90.0",
+                         "50.0–100.0", "3", "variant (chosen after test scores were seen)"]
+    assert "| baseline | seq2seq | [simple](results/seq2seq/simple.json) |" in text
+    assert "simple_p1" not in text and "| equivariant_seq2seq |" not in text
+    assert generate(results_dir, *arguments, "--check") == 0
+    # A new seed makes both files stale until the report is regenerated.
+    write_results("seq2seq", "simple", "cmd", runs([1.0, 0.99, 0.5]), {"keras": "3.15.1"},
+                  results_dir=results_dir)
+    assert generate(results_dir, *arguments, "--check") == 1
+    err = capsys.readouterr().err
+    assert "README.md differs" in err and "results table differs" in err

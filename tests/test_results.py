@@ -104,6 +104,11 @@ def test_reproduce_trains_seeds_once_and_writes_results(model, tmp_path, capsys)
     assert "--results-dir" not in document["command"]
     assert str(tmp_path) not in document["command"]
     assert document["config"]["training"]["max_steps"] == 4
+    # Settings changed on the command line are not on record: the file says so.
+    assert document["provenance"]["kind"] == "post-hoc"
+    assert document["provenance"]["reason"].startswith("not recorded: ")
+    assert "training.max_steps" in document["provenance"]["reason"]
+    assert "provenance" not in document["config"]
     assert all([step for step, _ in r["validation_curve"]] == [2, 4] for r in document["runs"])
     # Each seed records what trained it, from its own run directory, and the commit.
     assert all(r["command"] == document["command"] for r in document["runs"])

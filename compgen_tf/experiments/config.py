@@ -5,13 +5,16 @@ A configuration has four sections:
 - `model_args`: keyword arguments of the model class;
 - `training`: optimisation and model-selection settings (`TRAINING_KEYS`);
 - `data`: how the validation split is carved from train (`DATA_KEYS`);
-- `notes`: free text, where each value comes from.
+- `notes`: free text, where each value comes from;
+- `provenance`: how the settings were chosen, `{"kind", "reason"}` with `kind` one of
+  `PROVENANCE_KINDS`. Results files copy it, and the report labels every row with it.
 
 A variant names the file it changes, `"base": "default.json"` (a path relative to its own
 folder), and holds only what differs, with notes on why: the resolved configuration is the
 base's with the variant's keys laid over it section by section, and the notes of both. Notes
-are documentation: two configurations that differ only in notes are the same configuration
-(`comparable`).
+and provenance are documentation: two configurations that differ only in them are the same
+configuration (`comparable`). Provenance is not inherited: a variant is a new choice, and one
+that does not say how it was chosen is recorded as `unrecorded_provenance`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,20 @@ DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucke
              # meta seq2seq (compgen_tf.experiments.episodes): episodes carved for validation
              "validation_episodes": int}
 SECTIONS = ("model_args", "training", "data")
+DOCUMENTATION_KEYS = ("notes", "provenance")
+
+# How a configuration's settings were chosen, and how the report labels its results.
+PROVENANCE_KINDS = {
+    "faithful": "faithful",
+    "validation": "variant (chosen on validation)",
+    "post-hoc": "variant (chosen after test scores were seen)",
+}
+
+
+def unrecorded_provenance(why: str) -> dict:
+    """The provenance of settings whose choice is not on record: treated as post-hoc, since
+    nothing shows that no test score was seen first."""
+    return {"kind": "post-hoc", "reason": f"not recorded: {why}"}
 
 
 class ConfigError(ValueError):
@@ -81,6 +98,7 @@ def _resolve(path: Path, chain: tuple) -> dict:
         raise ConfigError(f"{path}: 'base' must be a file name, got {base_name!r}")
     base = _resolve(path.parent / base_name, chain + (path.resolve(),))
     merged = copy.deepcopy(base)
+    merged.pop("provenance", None)  # not inherited: the variant is a choice of its own
     for section in SECTIONS:
         for origin, part in ((path.parent / base_name, base), (path, config)):
             if section in part and not isinstance(part[section], dict):
@@ -97,10 +115,10 @@ def _resolve(path: Path, chain: tuple) -> dict:
 
 
 def comparable(config):
-    """`config` without its notes, at any depth: what two configurations must share to be
-    the same (run directories, results files and searches compare this)."""
+    """`config` without its notes and provenance, at any depth: what two configurations
+    must share to be the same (run directories, results files and searches compare this)."""
     if isinstance(config, dict):
-        return {k: comparable(v) for k, v in config.items() if k != "notes"}
+        return {k: comparable(v) for k, v in config.items() if k not in DOCUMENTATION_KEYS}
     return config
 
 
@@ -109,10 +127,12 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
     if not isinstance(config, dict):
         raise ConfigError(f"{origin}: a configuration is a JSON object")
     config = copy.deepcopy(config)
-    unknown = set(config) - set(SECTIONS) - {"notes", "model", "split", "task"}
+    unknown = set(config) - set(SECTIONS) - set(DOCUMENTATION_KEYS) - {"model", "split", "task"}
     if unknown:
         raise ConfigError(f"{origin}: unknown section(s) {sorted(unknown)}; "
-                          f"expected {list(SECTIONS)} and 'notes'")
+                          f"expected {list(SECTIONS)}, 'notes' and 'provenance'")
+    if "provenance" in config:
+        check_provenance(config["provenance"], origin)
     for section in SECTIONS:
         config.setdefault(section, {})
         if not isinstance(config[section], dict):
@@ -135,6 +155,17 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
         raise ConfigError(f"{origin}: data.validation_carve must be one of "
                           f"{list(VALIDATION_CARVES)}, got {config['data']['validation_carve']!r}")
     return config
+
+
+def check_provenance(provenance, origin: str = "provenance") -> dict:
+    """A `ConfigError` unless `provenance` is `{"kind": one of PROVENANCE_KINDS, "reason": text}`."""
+    if (not isinstance(provenance, dict) or set(provenance) != {"kind", "reason"}
+            or provenance["kind"] not in PROVENANCE_KINDS
+            or not isinstance(provenance["reason"], str) or not provenance["reason"].strip()):
+        raise ConfigError(f"{origin}: provenance must be {{\"kind\": one of "
+                          f"{list(PROVENANCE_KINDS)}, \"reason\": a non-empty line}}, "
+                          f"got {provenance!r}")
+    return provenance
 
 
 def check_learning_rate_schedule(training: dict, drops_once: bool) -> None:

@@ -17,9 +17,10 @@ from pathlib import Path
 
 import keras
 
-from compgen_tf.experiments.config import (ConfigError, apply_overrides,
+from compgen_tf.experiments.config import (SECTIONS, ConfigError, apply_overrides,
                                            check_learning_rate_schedule, comparable,
-                                           config_differences, config_path, load_config)
+                                           config_differences, config_path, load_config,
+                                           unrecorded_provenance)
 
 WARM_START = "warm_start.json"
 
@@ -47,11 +48,12 @@ class Experiment:
         including model arguments the model refuses (before any run directory is written).
         """
         self.check_task(model, task)
-        config = load_config(config_file or config_path(model, task))
+        path = config_file or config_path(model, task)
+        chosen = load_config(path)
         overrides = list(overrides)
         if steps is not None:
             overrides.append(f"training.max_steps={steps}")
-        config = apply_overrides(config, overrides)
+        config = apply_overrides(chosen, overrides)
         check_learning_rate_schedule(config["training"], drops_once=self.drops_once)
         config.pop("split", None)
         config.pop("task", None)
@@ -61,6 +63,15 @@ class Experiment:
             batch_size = config["training"].get("batch_size", 64)
             config["training"]["max_steps"] = max(
                 1, math.ceil(epochs * self.fit_examples(config) / batch_size))
+        # How the settings were chosen is the file's to say; what the command line changed
+        # was chosen by whoever typed it, which no file records.
+        changed = config_differences({s: chosen[s] for s in SECTIONS},
+                                     {s: config[s] for s in SECTIONS})
+        if changed:
+            config["provenance"] = unrecorded_provenance(
+                f"{path} changed on the command line ({'; '.join(changed)})")
+        config.setdefault("provenance", unrecorded_provenance(
+            f"{path} does not say how its settings were chosen"))
         return config
 
     def check_task(self, model: str, task: str) -> None:

@@ -11,7 +11,9 @@ of another configuration is refused. The results go to `results/<model>/<name>.j
 (name = the split or task unless `--name` is given, e.g. for an ablation config; a toy task
 with several test splits writes one file per test split, e.g. `palindromes_in_domain` and
 `palindromes_long`, with `--name`'s suffix after the task). A results file that already
-holds seeds keeps them (`--first-seed` adds more) and refuses another configuration. The
+holds seeds keeps them (`--first-seed` adds more) and refuses another configuration. Its
+`provenance` is the configuration file's (how its settings were chosen); settings changed
+with `--set`, `--steps` or an ablation flag are not on record and are labelled so. The
 command recorded there leaves out `--jobs`, `--runs-dir` and `--results-dir`, which change
 where and how fast, not what.
 
@@ -97,7 +99,9 @@ def main(argv=None) -> int:
     try:
         config = experiment.resolve_config(args.model, args.task, args.config, overrides,
                                            args.steps)
-        recorded = experiment.recorded_config(config)
+        # The provenance goes to the results file's top level, not into its configuration.
+        recorded = {key: value for key, value in experiment.recorded_config(config).items()
+                    if key != "provenance"}
         results_files = [Path(args.results_dir) / args.model / f"{file}.json"
                          for file in experiment.results_names(config, name)]
         if not args.no_results:
@@ -145,7 +149,8 @@ def main(argv=None) -> int:
                                          [run_dirs[seed] for seed in seeds])
     for file, runs in records.items():
         path = write_results(args.model, args.task, command, runs, package_versions(),
-                             name=file, results_dir=Path(args.results_dir), config=recorded)
+                             name=file, results_dir=Path(args.results_dir),
+                             provenance=config["provenance"], config=recorded)
         summary = json.loads(path.read_text())["summary"]
         print(f"{path}: mean {summary['mean']:.4f} median {summary['median']:.4f} "
               f"std {summary['std']:.4f} min {summary['min']:.4f} max {summary['max']:.4f} "

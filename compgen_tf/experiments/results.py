@@ -1,10 +1,13 @@
 """Committed results: one JSON file per model and split, one schema for every issue.
 
 `results/<model>/<name>.json` =
-`{"model", "split", "command", "versions", "runs": [{"seed", "val_accuracy",
-"test_accuracy", "wall_time_s", "steps"}], "summary": {"n", "mean", "median",
-"std", "min", "max"}}`, accuracies as fractions of exact matches; `std` is the
-sample standard deviation (0 for a single run). Each run also records the `command`
+`{"model", "split", "command", "versions", "provenance": {"kind", "reason"},
+"runs": [{"seed", "val_accuracy", "test_accuracy", "wall_time_s", "steps"}],
+"summary": {"n", "mean", "median", "std", "min", "max"}}`, accuracies as fractions of
+exact matches; `std` is the sample standard deviation (0 for a single run). `provenance`
+says how the configuration was chosen (`compgen_tf.experiments.config.PROVENANCE_KINDS`):
+faithful to the paper, a variant chosen on validation, or one chosen after test scores were
+seen (or not on record, which counts as that). Each run also records the `command`
 that trained it (a file can gather seeds from several commands: `write_results`) and,
 when its run directory kept one, its `validation_curve`: `[[step, val_accuracy], ...]`
 at every validation, so that the training curves outlive the run directories, which
@@ -18,7 +21,8 @@ import os
 import statistics
 from pathlib import Path
 
-from compgen_tf.experiments.config import comparable
+from compgen_tf.experiments.config import (ConfigError, check_provenance, comparable,
+                                           unrecorded_provenance)
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
 
@@ -101,14 +105,22 @@ def without_options(argv: list[str], names: tuple[str, ...]) -> list[str]:
 
 
 def write_results(model: str, split: str, command: str, runs: list[dict], versions: dict,
-                  name: str | None = None, results_dir: Path = RESULTS_DIR, **extra) -> Path:
+                  name: str | None = None, results_dir: Path = RESULTS_DIR,
+                  provenance: dict | None = None, **extra) -> Path:
     """Writes `results_dir/<model>/<name or split>.json`; returns its path.
 
     Every run records the command that trained it. When the file already holds runs of
     the same configuration (`extra["config"]`), the runs of seeds not given here are kept,
     so a result grows seed by seed across commands and machines; the top-level `command`
     is the latest. A file of another configuration is never mixed in: `ValueError`.
+    `provenance` (`{"kind", "reason"}`) is the configuration's; without one the choice is
+    not on record and is labelled as such.
     """
+    provenance = provenance or unrecorded_provenance("the command gave no provenance")
+    try:
+        check_provenance(provenance)
+    except ConfigError as error:
+        raise ValueError(str(error)) from error
     path = Path(results_dir) / model / f"{name or split}.json"
     runs = [{**run, "command": run.get("command", command)} for run in runs]
     earlier = earlier_results(path, split, extra.get("config"))
@@ -118,7 +130,7 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
                  for run in earlier["runs"] if run["seed"] not in trained_now]
     runs = sorted(runs, key=lambda r: r["seed"])
     document = {"model": model, "split": split, "command": command, "versions": versions,
-                "runs": runs, "summary": summarize(r["test_accuracy"] for r in runs), **extra}
+                "provenance": provenance, "runs": runs, "summary": summarize(r["test_accuracy"] for r in runs), **extra}
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written aside and renamed so that a reader, or a second `reproduce` writing the same
     # file, never sees half of it.
@@ -131,7 +143,8 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
 def load_results(path) -> dict:
     """Reads a results file and checks its schema."""
     document = json.loads(Path(path).read_text())
-    missing = {"model", "split", "command", "versions", "runs", "summary"} - set(document)
+    missing = ({"model", "split", "command", "versions", "provenance", "runs", "summary"}
+               - set(document))
     if missing:
         raise ValueError(f"{path}: missing keys {sorted(missing)}")
     return document

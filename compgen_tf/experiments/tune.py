@@ -544,6 +544,9 @@ def best_config(rows: list[dict], base_config: dict, model: str, split: str,
         f"{resolved['training'].get('max_steps')}, the search's budget: raise it for a full "
         f"run). Searched values: {values}. Everything else as in the base configuration, "
         f"whose notes were: {base_config.get('notes', '')}")}
+    config["provenance"] = {"kind": "validation", "reason": (
+        f"best trial of `{command}`, ranked on validation exact match (validation carved "
+        f"from train); searched: {', '.join(best['hyperparameters'])}")}
     config.update((section, resolved[section]) for section in SECTIONS)
     return validate_config(config, origin="best configuration")
 

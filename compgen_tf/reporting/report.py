@@ -1,6 +1,7 @@
 """Regenerate `results/README.md` from the committed results: `python -m compgen_tf report`.
 
     python -m compgen_tf report [--results-dir results] [--out results/README.md] [--runs-dir runs]
+    python -m compgen_tf report --check     # exit 1 if the committed tables are stale
 
 Reads every `results/**/*.json` file that has `runs` (the schema of
 `compgen_tf.experiments.results`) and writes one table per paper, the paper's test accuracy
@@ -12,6 +13,10 @@ and validation accuracy against training step for the seeds whose curve is known
 their run directories (`RUNS/<model>/<name>/seed<N>/history.jsonl`) when they are on this
 machine, else from the `validation_curve` the results file recorded.
 
+Each row carries its results file's provenance label (faithful / variant chosen on
+validation / variant chosen after test scores were seen) and reason. The project README's
+results table (between its `results-summary` markers) is generated from the same files.
+
 The output is deterministic (no dates, sorted inputs, PNGs without metadata):
 regenerating without new results rewrites identical files. A malformed results
 file stops the report with an error naming it (exit code 2).
@@ -21,11 +26,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 from pathlib import Path
 
+from compgen_tf.experiments.config import PROVENANCE_KINDS, ConfigError, check_provenance
 from compgen_tf.experiments.results import RESULTS_DIR, load_results, summarize, validation_curve
+from compgen_tf.reporting.figures import check_documents
 
 REPO_DIR = Path(__file__).resolve().parents[2]
 GENERATOR = "python -m compgen_tf report"
@@ -224,8 +232,33 @@ PAPER_RESULTS = {
         paper="symmetry", mean=82.0, source="Table 3, standard LSTM, N_A > 2"),
 }
 
-TABLE_HEADER = ("| model | split | paper (test %) | ours: mean ± std (n) | median | min–max "
-                "| wall time / run | paper source |\n|---|---|---|---|---|---|---|---|")
+# The README's results table: the headline row of each paper experiment (every row, with
+# the variants and the reasons behind each provenance label, is in results/README.md).
+SUMMARY_START = "<!-- results-summary:start -->"
+SUMMARY_END = "<!-- results-summary:end -->"
+SHORT_TITLES = {"baseline": "baseline", "russin2019": "Russin 2019",
+                "gordon2020": "Gordon 2020", "lake2019": "Lake 2019",
+                "symmetry": "Symmetry"}
+SUMMARY_ROWS = [
+    ("seq2seq", "simple"), ("seq2seq", "addprim_jump"), ("seq2seq", "template_around_right"),
+    ("seq2seq", "length"),
+    ("syntactic_attention", "simple"), ("syntactic_attention", "addprim_jump"),
+    ("syntactic_attention", "addprim_turn_left"), ("syntactic_attention", "length"),
+    ("syntactic_attention", "template_around_right"),
+    ("equivariant_seq2seq", "simple"), ("equivariant_seq2seq", "addprim_jump"),
+    ("equivariant_seq2seq", "template_around_right"), ("equivariant_seq2seq", "length"),
+    ("meta_seq2seq", "mutual_exclusivity"), ("meta_seq2seq", "add_jump_permutation"),
+    ("meta_seq2seq", "add_jump_augmentation"), ("meta_seq2seq", "around_right"),
+    ("meta_seq2seq", "length"),
+    ("symbol_convolution", "rule_learning"), ("symbol_convolution", "composition"),
+    ("mlp_baseline", "composition"), ("recurrent_baseline", "composition"),
+    ("stack_lstm", "palindromes_long"), ("stack_lstm", "palindromes_deep"),
+    ("lstm_baseline", "palindromes_long"), ("lstm_baseline", "palindromes_deep"),
+]
+
+TABLE_HEADER = ("| model | split | paper (test %) | ours: mean ± std | median | min–max | n "
+                "| wall time / run | provenance | paper source |\n"
+                "|---|---|---|---|---|---|---|---|---|---|")
 
 
 class ReportError(ValueError):
@@ -289,8 +322,12 @@ def _check_results(path: Path, document: dict) -> dict:
                                   f"{value!r}")
     if not isinstance(document["model"], str) or not document["model"]:
         raise ReportError(f"malformed results file {path}: 'model' must be a model name")
+    try:
+        check_provenance(document["provenance"], origin=f"malformed results file {path}")
+    except ConfigError as error:
+        raise ReportError(str(error)) from error
     return {"model": document["model"], "split": document["split"], "runs": runs,
-            "versions": document.get("versions", {})}
+            "versions": document.get("versions", {}), "provenance": document["provenance"]}
 
 
 # --------------------------------------------------------------------------- formatting
@@ -333,13 +370,23 @@ def our_stats(entry: dict) -> dict:
 
 
 def our_cells(entry: dict | None) -> list[str]:
+    """mean ± std, median, min–max, n and wall time: the same statistics on every row."""
     if entry is None:
-        return ["—", "—", "—", "—"]
+        return ["—"] * 5
     stats = our_stats(entry)
     spread = f" ± {_percent(stats['std'])}" if stats["n"] > 1 else ""  # no std from one run
-    return [f"{_percent(stats['mean'])}{spread} (n={stats['n']})",
-            _percent(stats["median"]), f"{_percent(stats['min'])}–{_percent(stats['max'])}",
+    return [f"{_percent(stats['mean'])}{spread}", _percent(stats["median"]),
+            f"{_percent(stats['min'])}–{_percent(stats['max'])}", str(stats["n"]),
             _wall_time(stats["wall_time"])]
+
+
+def provenance_cell(entry: dict | None, with_reason: bool = True) -> str:
+    """The row's marker (`PROVENANCE_KINDS`), and the one-line reason its file gives."""
+    if entry is None:
+        return "—"
+    provenance = entry["provenance"]
+    label = PROVENANCE_KINDS[provenance["kind"]]
+    return f"{label}: {provenance['reason']}" if with_reason else label
 
 
 def _split_cell(name: str, entry: dict | None) -> str:
@@ -356,8 +403,12 @@ def pooled_entry(results: dict, model: str, name: str) -> dict | None:
                   and k[1][len(name) + 4:].isdigit())
     if not keys:
         return None
+    # Pooled files carry the least trustworthy of their provenances.
+    provenances = [results[k]["provenance"] for k in keys]
+    worst = max(provenances, key=lambda p: list(PROVENANCE_KINDS).index(p["kind"]))
     return {"model": model, "split": name, "pooled": [results[k]["path"] for k in keys],
-            "runs": [run for k in keys for run in results[k]["runs"]], "keys": keys}
+            "runs": [run for k in keys for run in results[k]["runs"]], "keys": keys,
+            "provenance": worst}
 
 
 # --------------------------------------------------------------------------- plots
@@ -410,22 +461,21 @@ def plot_seeds(entry: dict, paper: dict | None, path: Path):
     _save(figure, path)
 
 
-def plot_curves(entry: dict, name: str, runs_dir: Path, path: Path) -> bool:
-    """Validation accuracy against step for each seed whose curve is known.
-
-    A seed's curve comes from its run directory's `history.jsonl` when it is here, else
-    from the `validation_curve` its results entry recorded. With no curve at all (runs
-    trained elsewhere before results kept curves), a curve plot committed earlier is
-    kept as it is; False when there is neither.
-    """
+def _curves(entry: dict, name: str, runs_dir: Path) -> list:
+    """[(seed, [(step, validation %)])] for each seed whose curve is known: from its run
+    directory's `history.jsonl` when it is here, else from the `validation_curve` its results
+    entry recorded (runs trained before results kept curves have none)."""
     curves = []
     for run in sorted(entry["runs"], key=lambda r: r["seed"]):
         history = runs_dir / entry["model"] / name / f"seed{run['seed']}" / "history.jsonl"
         points = validation_curve(history) or run.get("validation_curve") or []
         if points:
             curves.append((run["seed"], [(step, 100.0 * accuracy) for step, accuracy in points]))
-    if not curves:
-        return path.exists()
+    return curves
+
+
+def plot_curves(curves: list, entry: dict, name: str, path: Path):
+    """Validation accuracy against step, one line per seed (`_curves`)."""
     plt = _matplotlib()
     figure, axes = plt.subplots(figsize=(6.4, 3.6))
     for seed, points in curves:
@@ -439,14 +489,13 @@ def plot_curves(entry: dict, name: str, runs_dir: Path, path: Path) -> bool:
     if len(curves) <= 10:
         axes.legend(fontsize=8, ncol=2)
     _save(figure, path)
-    return True
 
 
 # --------------------------------------------------------------------------- the report
 
 def _table_row(model, name, paper, entry) -> str:
     cells = [model, _split_cell(name, entry), paper_cell(paper) if paper else "—",
-             *our_cells(entry), paper["source"] if paper else "—"]
+             *our_cells(entry), provenance_cell(entry), paper["source"] if paper else "—"]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -481,15 +530,17 @@ def _rerun_section(results: dict, reruns: dict) -> list[str]:
                   "Earlier results trained again, with the same configuration, on the code "
                   "named by each file's `versions` (package version and commit). The earlier "
                   "files stay as they were.", "",
-                  "| model | results file | earlier: mean ± std (n) | re-run: mean ± std (n) "
-                  "| median | min–max | wall time / run | compgen-tf |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| model | results file | earlier: mean ± std (n) | re-run: mean ± std "
+                  "| median | min–max | n | wall time / run | compgen-tf | provenance |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
         for (_, model, name), entry in sorted((k, v) for k, v in reruns.items()
                                               if k[0] == set_name):
             earlier = results.get((model, name))
+            before = our_cells(earlier)
             cells = [model, f"[{name}]({entry['path']})",
-                     our_cells(earlier)[0] if earlier else "—", *our_cells(entry),
-                     str(entry.get("versions", {}).get("compgen-tf", "—"))]
+                     f"{before[0]} (n={before[3]})" if earlier else "—", *our_cells(entry),
+                     str(entry.get("versions", {}).get("compgen-tf", "—")),
+                     provenance_cell(entry)]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -503,8 +554,9 @@ def _scalar(value) -> str:
     return str(value).replace("|", "\\|")
 
 
-def build_report(results_dir: Path, out: Path, runs_dir: Path) -> dict:
-    """Writes the README and its plots; returns {"readme": path, "plots": [paths]}."""
+def render_report(results_dir: Path, out: Path, runs_dir: Path):
+    """The text of `out` (the results README) and the plots it shows, as
+    `(text, [(png path, draw function)])`; nothing is written."""
     results_dir, out, runs_dir = Path(results_dir), Path(out), Path(runs_dir)
     results, benchmarks, reruns = read_results_dir(results_dir)
     plots_dir = out.parent / PLOTS
@@ -517,24 +569,20 @@ def build_report(results_dir: Path, out: Path, runs_dir: Path) -> dict:
         "",
         "Accuracies are exact match on the split's test set, in percent (a command counts only "
         "if its whole action sequence is right); ours are over seeds (`std` is the sample "
-        "standard deviation), each seed's model selected on validation exact match. A split "
-        "name links to its results file (command, seeds, versions, configuration). \"—\" in "
-        "our columns: no result yet.",
+        "standard deviation, absent for one seed), each seed's model selected on validation "
+        "exact match. A split name links to its results file (command, seeds, versions, "
+        "configuration). \"—\" in our columns: no result yet.",
+        "",
+        "Provenance, from each results file: **faithful** (the paper's setup as far as the "
+        "paper gives it), **variant (chosen on validation)**, or **variant (chosen after test "
+        "scores were seen)**, which also covers choices whose record does not show otherwise "
+        "(\"not recorded\").",
         "",
     ]
     used = set()
     for key, (title, explanation) in PAPERS.items():
         lines += [f"## {title}", "", explanation, "", TABLE_HEADER]
-        for (model, name), paper in PAPER_RESULTS.items():
-            if paper["paper"] != key:
-                continue
-            entry = results.get((model, name))
-            if entry is not None:
-                used.add((model, name))
-            else:
-                entry = pooled_entry(results, model, name)
-                if entry is not None:
-                    used.update(entry["keys"])
+        for model, name, paper, entry in _paper_rows(results, key, used):
             lines.append(_table_row(model, name, paper, entry))
         lines.append("")
     others = [key for key in sorted(results) if key not in used]
@@ -553,19 +601,21 @@ def build_report(results_dir: Path, out: Path, runs_dir: Path) -> dict:
         images = []
         if len(entry["runs"]) >= 2:
             path = plots_dir / f"{model}__{name}__seeds.png"
-            plots_dir.mkdir(parents=True, exist_ok=True)
-            plot_seeds(dict(entry, split=name), _paper_for(model, name), path)
-            images.append((path, "test accuracy per seed"))
+            paper = _paper_for(model, name)
+            images.append((path, "test accuracy per seed",
+                           lambda e=dict(entry, split=name), p=paper, o=path: plot_seeds(e, p, o)))
         path = plots_dir / f"{model}__{name}__curves.png"
-        plots_dir.mkdir(parents=True, exist_ok=True)
-        if plot_curves(entry, name, runs_dir, path):
-            images.append((path, "validation accuracy during training"))
+        curves = _curves(entry, name, runs_dir)
+        if curves or path.exists():  # a plot committed from runs trained elsewhere is kept
+            images.append((path, "validation accuracy during training",
+                           (lambda c=curves, e=entry, n=name, o=path: plot_curves(c, e, n, o))
+                           if curves else None))
         if images:
             plot_lines += [f"### {model} / {name}", ""]
-            for image, caption in images:
+            for image, caption, draw in images:
                 relative = image.relative_to(out.parent).as_posix()
                 plot_lines += [f"![{model} {name}: {caption}]({relative})", ""]
-                plots.append(image)
+                plots.append((image, draw))
     lines += ["## Plots", ""]
     if plot_lines:
         lines += ["Per-seed test accuracy (results with at least two seeds; dashed: the "
@@ -576,13 +626,137 @@ def build_report(results_dir: Path, out: Path, runs_dir: Path) -> dict:
         lines += ["None yet (they need results with at least two seeds, or local run "
                   "directories).", ""]
     lines += _speed_section(benchmarks)
+    return "\n".join(lines).rstrip("\n") + "\n", plots
 
+
+def _paper_rows(results: dict, paper_key: str, used: set):
+    """(model, name, paper, entry or None) for each row of a paper's table, in its order;
+    adds the results files shown to `used`."""
+    for (model, name), paper in PAPER_RESULTS.items():
+        if paper["paper"] != paper_key:
+            continue
+        entry = results.get((model, name))
+        if entry is not None:
+            used.add((model, name))
+        else:
+            entry = pooled_entry(results, model, name)
+            if entry is not None:
+                used.update(entry["keys"])
+        yield model, name, paper, entry
+
+
+def render_summary(results_dir: Path) -> str:
+    """The README's results table: the headline row of each paper experiment that has results
+    of ours (`SUMMARY_ROWS`), with the same statistics and provenance labels as
+    `results/README.md`, which has every row and the reasons."""
+    results, _, _ = read_results_dir(Path(results_dir))
+    lines = [SUMMARY_START,
+             f"<!-- Generated by `{GENERATOR}` from results/: do not edit by hand. -->",
+             "| paper | model | split | paper (test %) | ours: mean ± std | median | min–max "
+             "| n | provenance |", "|---|---|---|---|---|---|---|---|---|"]
+    for model, name in SUMMARY_ROWS:
+        paper = PAPER_RESULTS[(model, name)]
+        entry = results.get((model, name))
+        if entry is None:
+            continue
+        cells = [SHORT_TITLES[paper["paper"]], model,
+                 f"[{name}](results/{entry['path']})", paper_cell(paper),
+                 *our_cells(entry)[:4], provenance_cell(entry, with_reason=False)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append(SUMMARY_END)
+    return "\n".join(lines)
+
+
+DOC_TABLE = re.compile(r"<!-- results-table: ([^>]*?) -->\n.*?<!-- results-table:end -->",
+                       re.DOTALL)
+
+
+def render_doc_tables(text: str, results_dir: Path) -> str:
+    """`text` (a page of docs/) with each `<!-- results-table: MODEL/NAME ... -->` ...
+    `<!-- results-table:end -->` block regenerated from those results files: every seed's test
+    score and the statistics and provenance label of the tables above, so that a page's
+    figures cannot drift from the files."""
+    results, _, _ = read_results_dir(Path(results_dir))
+
+    def table(match):
+        lines = [match.group(0).split("\n", 1)[0],
+                 "| results file | test exact match per seed (%) | mean ± std | median "
+                 "| min–max | n | provenance |", "|---|---|---|---|---|---|---|"]
+        for key in match.group(1).split():
+            model, _, name = key.partition("/")
+            entry = results.get((model, name)) or pooled_entry(results, model, name)
+            if entry is None:
+                raise ReportError(f"a results table names {key}, which has no results file")
+            link = (f"[{name}](../results/{entry['path']})" if "path" in entry else name)
+            seeds = " / ".join(_percent(run["test_accuracy"])
+                               for run in sorted(entry["runs"], key=lambda r: r["seed"]))
+            lines.append("| " + " | ".join([link, seeds, *our_cells(entry)[:4],
+                                             provenance_cell(entry, with_reason=False)]) + " |")
+        return "\n".join(lines + ["<!-- results-table:end -->"])
+
+    return DOC_TABLE.sub(table, text)
+
+
+def with_summary(readme_text: str, summary: str) -> str:
+    """`readme_text` with the block between the summary markers replaced by `summary`."""
+    start, end = readme_text.find(SUMMARY_START), readme_text.find(SUMMARY_END)
+    if start < 0 or end < start:
+        raise ReportError(f"the README has no {SUMMARY_START} ... {SUMMARY_END} block")
+    return readme_text[:start] + summary + readme_text[end + len(SUMMARY_END):]
+
+
+def build_report(results_dir: Path, out: Path, runs_dir: Path, readme: Path | None = None
+                 ) -> dict:
+    """Writes the results README, its plots and (given `readme`) the summary block of the
+    project README; returns {"readme": path, "plots": [paths]}."""
+    out = Path(out)
+    text, plots = render_report(results_dir, out, runs_dir)
+    for path, draw in plots:
+        if draw is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            draw()
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("\n".join(lines).rstrip("\n") + "\n")
+    out.write_text(text)
+    plots_dir = out.parent / PLOTS
     if plots_dir.exists():  # drop plots of results that no longer exist
-        for stale in sorted(set(plots_dir.glob("*.png")) - set(plots)):
+        for stale in sorted(set(plots_dir.glob("*.png")) - {path for path, _ in plots}):
             stale.unlink()
-    return {"readme": out, "plots": plots}
+    if readme is not None:
+        readme = Path(readme)
+        readme.write_text(with_summary(readme.read_text(), render_summary(results_dir)))
+        for page in documentation_pages(readme):
+            page.write_text(render_doc_tables(page.read_text(), results_dir))
+    return {"readme": out, "plots": [path for path, _ in plots]}
+
+
+def documentation_pages(readme: Path) -> list[Path]:
+    """The README's `docs/*.md` pages."""
+    return sorted((Path(readme).parent / "docs").glob("*.md"))
+
+
+def stale_reports(results_dir: Path, out: Path, runs_dir: Path, readme: Path | None = None
+                  ) -> list[str]:
+    """What regenerating would change (nothing drawn or written): the files whose text differs
+    from what the committed results give, and plots that are missing."""
+    out = Path(out)
+    text, plots = render_report(results_dir, out, runs_dir)
+    stale = []
+    if not out.exists() or out.read_text() != text:
+        stale.append(f"{out} differs from what `{GENERATOR}` writes")
+    stale += [f"{path} is missing" for path, _ in plots if not path.exists()]
+    if readme is not None:
+        readme = Path(readme)
+        current = readme.read_text()
+        if with_summary(current, render_summary(results_dir)) != current:
+            stale.append(f"{readme}: its results table differs from what `{GENERATOR}` writes")
+        pages = documentation_pages(readme)
+        for page in pages:
+            if render_doc_tables(page.read_text(), results_dir) != page.read_text():
+                stale.append(f"{page}: a results table differs from what `{GENERATOR}` writes")
+        # Typed percentages: each must come from a committed file or be a paper's figure.
+        stale += [f"unbacked figure: {problem}" for problem in
+                  check_documents([readme, *pages], results_dir)]
+    return stale
 
 
 def _paper_for(model: str, name: str) -> dict | None:
@@ -598,18 +772,31 @@ def main(argv=None) -> int:
     parser.add_argument("--results-dir", default=str(RESULTS_DIR),
                         help=f"results directory (default: {RESULTS_DIR})")
     parser.add_argument("--out", help="README to write (default: RESULTS_DIR/README.md)")
+    parser.add_argument("--readme",
+                        help="project README whose results table to regenerate (default: the "
+                             "repository's README.md when RESULTS_DIR is the repository's)")
     parser.add_argument("--runs-dir", default=str(REPO_DIR / "runs"),
                         help="run directories, for training curves (default: the repo's runs/)")
+    parser.add_argument("--check", action="store_true",
+                        help="write nothing; exit 1 if regenerating would change a file")
     args = parser.parse_args(argv)
     results_dir = Path(args.results_dir)
     if not results_dir.is_dir():
         print(f"error: results directory {results_dir} does not exist", file=sys.stderr)
         return 2
     out = Path(args.out) if args.out else results_dir / "README.md"
+    readme = Path(args.readme) if args.readme else (
+        REPO_DIR / "README.md" if results_dir.resolve() == RESULTS_DIR.resolve() else None)
     try:
-        report = build_report(results_dir, out, Path(args.runs_dir))
+        if args.check:
+            stale = stale_reports(results_dir, out, Path(args.runs_dir), readme)
+            for line in stale:
+                print(f"stale: {line}", file=sys.stderr)
+            return 1 if stale else 0
+        report = build_report(results_dir, out, Path(args.runs_dir), readme)
     except ReportError as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    print(f"wrote {report['readme']} and {len(report['plots'])} plot(s)")
+    print(f"wrote {report['readme']} and {len(report['plots'])} plot(s)"
+          + (f", and the results table of {readme}" if readme else ""))
     return 0

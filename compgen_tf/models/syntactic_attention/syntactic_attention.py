@@ -278,11 +278,20 @@ class SyntacticAttentionBackbone(Backbone):
             self.source_vocabulary_size, self.semantic_dim,
             embeddings_initializer=self.embeddings_initializer, name="semantic_embedding")
         self.semantic_dropout = keras.layers.Dropout(self.dropout_rate, name="semantic_dropout")
+        # Keras' Bidirectional copies the layer it wraps by serializing it. Inside
+        # `load_model`'s object-sharing scope, a wrapped LSTM freed after one Bidirectional
+        # can pass its id on to the next one's, which is then handed the first one's copy
+        # ("Forward layer and backward layer should have different `go_backwards`", seen
+        # once in the suite). The wrapped LSTMs therefore live until every copy is made.
+        semantic_lstm = (keras.layers.LSTM(self.semantic_dim // 2, return_sequences=True)
+                         if self.sequential_semantics else None)
+        syntax_lstm = keras.layers.LSTM(self.syntax_units, return_sequences=True)
+        encoder_lstm = keras.layers.LSTM(self.encoder_units, return_sequences=True,
+                                         return_state=True)
         self.semantic_encoder = None
         if self.sequential_semantics:
-            self.semantic_encoder = keras.layers.Bidirectional(
-                keras.layers.LSTM(self.semantic_dim // 2, return_sequences=True),
-                name="semantic_encoder")
+            self.semantic_encoder = keras.layers.Bidirectional(semantic_lstm,
+                                                               name="semantic_encoder")
         # Syntactic stream.
         self.syntax_embedding = keras.layers.Embedding(
             self.source_vocabulary_size, self.syntax_embedding_dim,
@@ -295,13 +304,10 @@ class SyntacticAttentionBackbone(Backbone):
                                        name="syntax_noise")
                              if self.syntax_word_noise else None)
         self.syntax_dropout = keras.layers.Dropout(self.dropout_rate, name="syntax_dropout")
-        self.syntax_encoder = keras.layers.Bidirectional(
-            keras.layers.LSTM(self.syntax_units, return_sequences=True), name="syntax_encoder")
+        self.syntax_encoder = keras.layers.Bidirectional(syntax_lstm, name="syntax_encoder")
         self.syntax_shift = SyntaxShift(self.syntax_units, self.boundary_initializer,
                                         name="syntax_shift")
-        self.encoder = keras.layers.Bidirectional(
-            keras.layers.LSTM(self.encoder_units, return_sequences=True, return_state=True),
-            name="encoder")
+        self.encoder = keras.layers.Bidirectional(encoder_lstm, name="encoder")
         self.initial_query = keras.layers.Dense(self.decoder_units, activation="relu",
                                                 name="initial_query")
         self.decoder = SyntacticAttentionDecoder(

@@ -1,0 +1,36 @@
+"""The committed tables and typed figures are what the committed results files give."""
+
+from pathlib import Path
+
+from compgen_tf.experiments.results import RESULTS_DIR
+from compgen_tf.reporting.figures import shown_forms, unbacked_percentages
+from compgen_tf.reporting.report import stale_reports
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_results_readme_summary_and_doc_tables_regenerate_identically(tmp_path):
+    # No run directories here: curves come from the results files, as on a fresh clone.
+    stale = stale_reports(RESULTS_DIR, RESULTS_DIR / "README.md", tmp_path / "no_runs",
+                          REPO / "README.md")
+    assert stale == [], "\n".join(stale) + "\n(run `python -m compgen_tf report`)"
+
+
+def test_the_readme_stays_short():
+    assert len((REPO / "README.md").read_bytes()) <= 12 * 1024
+
+
+def test_typed_percentages_must_come_from_a_file_or_a_paper():
+    forms = shown_forms([0.3634830002, 0.05, 1.0])
+    backed = "Seed 15 scores 36.3%, seed 2 5.0% and 5%; all pass 100%."
+    assert unbacked_percentages(backed, forms) == []
+    # Rounded by hand (36.35 -> 36.4) or made up: named with its line and sentence.
+    drifted = "Intro.\nSeed 15 scores 36.4% here. Another 12.5% too."
+    assert unbacked_percentages(drifted, forms) == [
+        'line 2: 36.4% in "Seed 15 scores 36.4%"', 'line 2: 12.5% in "Another 12.5%"']
+    # A paper's figure is marked as such in its sentence or by its table column.
+    assert unbacked_percentages("Ours 36.3%; the paper reports 91.0% (median).", forms) == []
+    table = "| model | ours | paper (Table 1) |\n|---|---|---|\n| x | 36.3% | 78.4% |\n"
+    assert unbacked_percentages(table, forms) == []
+    assert unbacked_percentages(table.replace("36.3%", "36.4%"), forms) == [
+        'line 3: 36.4% in "36.4%"']
