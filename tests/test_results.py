@@ -170,3 +170,52 @@ def test_recorded_version_is_the_running_source_and_the_project_version():
     declared = re.search(r'^version = "([^"]+)"', pyproject, re.MULTILINE).group(1)
     assert compgen_tf.__version__ == declared == "0.2.0"
     assert package_versions()["compgen-tf"] == declared
+
+
+def test_recorded_commands_of_every_version_become_todays_reproduce_arguments():
+    from compgen_tf.experiments.check import todays_arguments
+
+    assert todays_arguments("python -m compgen_tf reproduce --model seq2seq --split simple "
+                            "--seeds 3 --jobs 2 --quiet", "seq2seq") == [
+        "--model", "seq2seq", "--split", "simple", "--quiet"]
+    assert todays_arguments("python -m compgen_tf.reproduce --model seq2seq --split simple "
+                            "--first-seed 5 --seeds 1", "seq2seq") == [
+        "--model", "seq2seq", "--split", "simple"]
+    assert todays_arguments("python -m compgen_tf.meta_training --task length --seeds 1 "
+                            "--first-seed 2 --quiet", "meta_seq2seq") == [
+        "--model", "meta_seq2seq", "--task", "length", "--quiet"]
+    assert todays_arguments("python -m compgen_tf.toy_runs --model stack_lstm --task "
+                            "palindromes --seeds 5 --quiet --variant full_budget --set "
+                            "training.stop_at_accuracy=2", "stack_lstm") == [
+        "--model", "stack_lstm", "--task", "palindromes", "--quiet", "--name",
+        "palindromes_full_budget", "--set", "training.stop_at_accuracy=2"]
+    with pytest.raises(ValueError, match="not a command that trains seeds"):
+        todays_arguments("python -m compgen_tf.models.rule_learning --seeds 5", "mlp_baseline")
+
+
+def test_check_trains_a_recorded_seed_again_and_reports_the_difference(tmp_path, capsys):
+    """`reproduce --check`: the seed's own recorded command, a run directory of its own, the
+    recorded and new scores side by side (on one machine: equal)."""
+    results = tmp_path / "results"
+    assert reproduce(["--model", "symbol_convolution", "--task", "rule_learning", "--seeds",
+                      "2", "--steps", "12", "--set", "training.eval_every=4",
+                      "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(results),
+                      "--quiet"]) == 0
+    path = results / "symbol_convolution" / "rule_learning.json"
+    out = tmp_path / "check.json"
+    capsys.readouterr()
+    assert reproduce(["--check", str(path), "--seed", "1", "--runs-dir",
+                      str(tmp_path / "check"), "--out", str(out)]) == 0
+    report = json.loads(out.read_text())
+    recorded = load_results(path)["runs"][1]
+    assert report["recorded"] == {"val_accuracy": recorded["val_accuracy"],
+                                  "test_accuracy": recorded["test_accuracy"]}
+    assert report["difference"] == {"val_accuracy": 0.0, "test_accuracy": 0.0}
+    assert report["configuration_changes"] == []
+    assert (tmp_path / "check" / "symbol_convolution" / "rule_learning" / "seed1" /
+            "metrics.json").exists()
+    assert "--first-seed 1 --seeds 1" in report["command"]
+    printed = capsys.readouterr().out
+    assert "test_accuracy: recorded" in printed and "difference +0.000000" in printed
+    assert reproduce(["--check", str(path), "--seed", "7"]) == 2
+    assert "has no seed 7" in capsys.readouterr().err

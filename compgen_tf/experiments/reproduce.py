@@ -17,7 +17,11 @@ with `--set`, `--steps` or an ablation flag are not on record and are labelled s
 command recorded there leaves out `--jobs`, `--runs-dir` and `--results-dir`, which change
 where and how fast, not what.
 
-`--jobs N` trains N seeds at a time in separate processes. A process claims a
+`--jobs N` trains N seeds at a time in separate processes.
+
+`reproduce --check results/<model>/<name>.json --seed N` trains one committed seed again from
+the command recorded for it and prints how far the new scores are from the recorded ones
+(`compgen_tf.experiments.check`). A process claims a
 seed by holding an exclusive lock on `seed<N>.lock` beside its run directory
 while it trains, so any number of `reproduce` commands sharing a runs
 directory (on one machine or on a shared file system with working `flock`)
@@ -79,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if any(arg == "--check" or arg.startswith("--check=") for arg in argv):
+        from compgen_tf.experiments import check
+
+        return check.main(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.jobs < 1 or args.first_seed < 0:
