@@ -180,3 +180,23 @@ def test_concurrent_answers_equal_single_command_answers(trained_run, tmp_path):
         assert stats["mismatches"] == 0, stats["mismatched_examples"]
         assert stats["calls"] == 3 * 4, size
 
+
+
+def test_xla_single_command_export_answers_as_the_plain_one(trained_run, tmp_path):
+    """`export --xla-single-command`: one-command calls take the XLA-compiled decoder over a
+    padded command, batches the plain graph; every answer equals the plain export's."""
+    import tensorflow as tf
+
+    assert cli("export", "--run", trained_run, "--out", tmp_path / "plain") == 0
+    assert cli("export", "--run", trained_run, "--out", tmp_path / "xla",
+               "--xla-single-command") == 0
+    plain, xla = (tf.saved_model.load(str(tmp_path / name)).signatures["serving_default"]
+                  for name in ("plain", "xla"))
+
+    def answers(serve, commands):
+        out = serve(commands=tf.constant(commands))
+        return [[x.decode() for x in out[key].numpy()] for key in ("actions", "error")]
+
+    for command in COMMANDS + ["look opposite left thrice and run", "turn right"]:
+        assert answers(xla, [command]) == answers(plain, [command]), command
+    assert answers(xla, COMMANDS) == answers(plain, COMMANDS)

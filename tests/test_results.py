@@ -208,9 +208,10 @@ def test_check_trains_a_recorded_seed_again_and_reports_the_difference(tmp_path,
                       str(tmp_path / "check"), "--out", str(out)]) == 0
     report = json.loads(out.read_text())
     recorded = load_results(path)["runs"][1]
-    assert report["recorded"] == {"val_accuracy": recorded["val_accuracy"],
-                                  "test_accuracy": recorded["test_accuracy"]}
-    assert report["difference"] == {"val_accuracy": 0.0, "test_accuracy": 0.0}
+    assert report["recorded"] == {key: recorded[key] for key in (
+        "val_accuracy", "test_accuracy", "steps", "best_step")}
+    assert report["difference"] == {"val_accuracy": 0.0, "test_accuracy": 0.0, "steps": 0,
+                                    "best_step": 0}
     assert report["configuration_changes"] == []
     assert (tmp_path / "check" / "symbol_convolution" / "rule_learning" / "seed1" /
             "metrics.json").exists()

@@ -342,12 +342,17 @@ def test_zero_boundary_semantics_read_nothing_at_sos_and_eos(flags):
     assert np.any(gradient[jump] != 0)
 
 
-def test_export_matches_translate(tmp_path):
+@pytest.mark.parametrize("xla_single_command", [False, True])
+def test_export_matches_translate(tmp_path, xla_single_command):
     model = make_model()
     commands = ["jump twice", "walk left after jump", "walk"]
-    path = export_model(model, tmp_path / "m")
+    path = export_model(model, tmp_path / "m", xla_single_command=xla_single_command)
     serving = tf.saved_model.load(str(path)).signatures["serving_default"]
-    outputs = serving(commands=tf.constant(commands + ["dax"]))
+    if xla_single_command:  # one command per call: the XLA-compiled, padded path
+        calls = [serving(commands=tf.constant([c])) for c in commands + ["dax"]]
+        outputs = {key: tf.concat([call[key] for call in calls], 0) for key in calls[0]}
+    else:
+        outputs = serving(commands=tf.constant(commands + ["dax"]))
     errors = [e.decode() for e in outputs["error"].numpy()]
     for action, error, expected in zip(outputs["actions"].numpy(), errors,
                                        model.translate(commands)):

@@ -9,6 +9,13 @@ so the SavedModel needs nothing but TensorFlow. A meta seq2seq model (`MetaSeq2S
 takes one episode per call instead: `support_commands`, `support_actions` and
 `query_commands` (strings, [n]), and returns `actions` and `error` for the queries.
 The toy-task models read symbol ids, not strings: their runs are refused (exit code 2).
+
+`--xla-single-command` compiles the decoding of a single command with XLA (the command
+padded to one of a few widths, 8, 16, 32... up to the longest input, so that a handful of
+compiled shapes serve every single-command call; batches keep the plain graph, which needs
+no compilation per batch size): see `results/benchmarks/serving_xla_single_command_*.json`.
+TF Serving runs such a model only with `--xla_cpu_compilation_enabled=true`, and compiles
+each width on its first single-command request (about two seconds); see serving/README.md.
 """
 
 from __future__ import annotations
@@ -24,8 +31,9 @@ SIGNATURE_INPUT = "commands"
 EPISODE_INPUTS = ("support_commands", "support_actions", "query_commands")
 
 
-def export_model(model, out_dir) -> Path:
-    """Writes `model` (a `Seq2SeqModel`) as a SavedModel with a `serving_default` signature."""
+def export_model(model, out_dir, xla_single_command: bool = False) -> Path:
+    """Writes `model` (a `Seq2SeqModel`) as a SavedModel with a `serving_default` signature;
+    `xla_single_command`: decode one-command calls through an XLA-compiled function."""
     out_dir = Path(out_dir)
     if out_dir.exists() and any(out_dir.iterdir()):
         raise FileExistsError(f"{out_dir} is not empty; TF Serving versions are immutable, "
@@ -34,6 +42,9 @@ def export_model(model, out_dir) -> Path:
         raise TypeError(f"{type(model).__name__} has no string signature to export: only the "
                         f"SCAN models and meta seq2seq translate strings (the toy-task models "
                         f"read symbol ids)")
+    if xla_single_command and hasattr(model, "serve_episode"):
+        raise TypeError("--xla-single-command applies to the SCAN models; a meta seq2seq "
+                        "call is one episode, not one command")
     if not model.built:
         model.build()
 
@@ -43,6 +54,8 @@ def export_model(model, out_dir) -> Path:
         @tf.function(input_signature=strings)
         def serve(support_commands, support_actions, query_commands):
             return model.serve_episode(support_commands, support_actions, query_commands)
+    elif xla_single_command:
+        serve = _serve_single_commands_with_xla(model)
     else:
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
         def serve(commands):
@@ -55,17 +68,55 @@ def export_model(model, out_dir) -> Path:
     return out_dir
 
 
+def _serve_single_commands_with_xla(model):
+    """The serving function of `export_model(..., xla_single_command=True)`."""
+    # Padding changes no translation (the encoders mask it), so a command padded to a fixed
+    # width reuses the function compiled for that width. The encoders still step over the
+    # padding, so the widths double from 8 up to the longest input (<sos>, words, <eos>): a
+    # handful of compiled shapes, none much wider than its command.
+    widths, longest = [8], model.max_input_length + 2
+    while widths[-1] < longest:
+        widths.append(min(2 * widths[-1], longest))
+
+    @tf.function(jit_compile=True)
+    def decode_padded(source_ids):
+        return model.greedy_decode(source_ids)
+
+    def padded_to(width, source_ids):
+        return lambda: decode_padded(tf.pad(source_ids,
+                                            [[0, 0], [0, width - tf.shape(source_ids)[1]]]))
+
+    def decode_one(source_ids):
+        length = tf.shape(source_ids)[1]
+        return tf.case([(length <= width, padded_to(width, source_ids)) for width in widths],
+                       exclusive=False)
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
+    def serve(commands):
+        source_ids, error = model.encode_commands(commands)
+        output_ids = tf.cond(tf.equal(tf.shape(source_ids)[0], 1),
+                             lambda: decode_one(source_ids),
+                             lambda: model.greedy_decode(source_ids))
+        return model.serving_outputs(output_ids, error)
+
+    return serve
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m compgen_tf export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="run directory written by `train`")
     parser.add_argument("--out", required=True,
                         help="version directory to create, e.g. serving/models/scan/1")
+    parser.add_argument("--xla-single-command", action="store_true",
+                        help="decode one-command calls with XLA (TF Serving then needs "
+                             "--xla_cpu_compilation_enabled=true)")
     args = parser.parse_args(argv)
     from compgen_tf.experiments.experiment import load_run_model
 
     try:
-        path = export_model(load_run_model(args.run), args.out)
+        path = export_model(load_run_model(args.run), args.out,
+                            xla_single_command=args.xla_single_command)
     except (FileNotFoundError, FileExistsError, TypeError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

@@ -6,7 +6,7 @@ Trains seed N again from the command recorded for it in the results file (the co
 trained that seed, in today's command-line form: `compgen_tf.reproduce`, `toy_runs` and
 `meta_training` of earlier versions become `reproduce`), in a run directory of its own
 (`--runs-dir`, default `runs/check`), and prints the recorded and the new validation and test
-accuracies, their differences, the commits of both, and whether the configuration resolved
+accuracies and training lengths (steps, best step), their differences, the commits of both, and whether the configuration resolved
 today equals the one the file recorded (a difference there, or another commit, explains a
 drift before the machine does). `--out FILE` also writes this as JSON. Exit code 0 when the
 seed trained, whatever the difference; 2 when the file or seed cannot be checked.
@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from compgen_tf.experiments.config import comparable, config_differences
-from compgen_tf.experiments.results import load_results
+from compgen_tf.experiments.results import load_results, without_options
 from compgen_tf.versions import source_commit
 
 # Options that say where files go or how many seeds: the check chooses these itself.
@@ -48,15 +48,7 @@ def todays_arguments(command: str, model: str) -> list[str]:
     else:
         raise ValueError(f"{module} is not a command that trains seeds of {model}: "
                          f"{command!r}")
-    out, skip = [], False
-    for word in rest:
-        if skip:
-            skip = False
-        elif word in _REPLACED:
-            skip = True
-        elif not word.startswith(tuple(f"{name}=" for name in _REPLACED)):
-            out.append(word)
-    return out
+    return without_options(rest, _REPLACED)
 
 
 def main(argv=None) -> int:
@@ -84,7 +76,7 @@ def main(argv=None) -> int:
     from compgen_tf.experiments import reproduce
 
     arguments += ["--first-seed", str(args.seed), "--seeds", "1", "--runs-dir", args.runs_dir,
-                  "--no-results", "--quiet"]
+                  "--no-results"] + ([] if "--quiet" in arguments else ["--quiet"])
     print(f"re-running seed {args.seed}: python -m compgen_tf reproduce "
           f"{shlex.join(arguments)}", flush=True)
     code = reproduce.main(arguments)
@@ -100,7 +92,8 @@ def main(argv=None) -> int:
     test_part = _test_part(experiment, config, parsed.name or parsed.task,
                            Path(args.check).stem)
     new = {"val_accuracy": metrics["accuracy"]["validation"],
-           "test_accuracy": metrics["accuracy"][test_part]}
+           "test_accuracy": metrics["accuracy"][test_part],
+           "steps": metrics["steps"], "best_step": metrics.get("best_step")}
     recorded_config = document.get("config")
     changed = (config_differences(comparable(experiment.recorded_config(recorded_config)),
                                   comparable(experiment.recorded_config(config)))
@@ -109,9 +102,10 @@ def main(argv=None) -> int:
         "results_file": str(args.check), "seed": args.seed,
         "recorded_command": recorded_command,
         "command": "python -m compgen_tf reproduce " + shlex.join(arguments),
-        "recorded": {key: run.get(key) for key in ("val_accuracy", "test_accuracy")},
+        "recorded": {key: run.get(key) for key in new},
         "new": new,
-        "difference": {key: new[key] - run[key] for key in new if run.get(key) is not None},
+        "difference": {key: new[key] - run[key] for key in new
+                       if run.get(key) is not None and new[key] is not None},
         "recorded_commit": run.get("commit") or document.get("versions", {}).get("commit"),
         "commit": source_commit(),
         "configuration_changes": [line for line in changed
@@ -119,10 +113,11 @@ def main(argv=None) -> int:
                                                           "task:"))],
         "wall_time_s": metrics["wall_time_s"],
     }
-    for key in ("val_accuracy", "test_accuracy"):
+    for key in new:
         before = report["recorded"][key]
         print(f"{key}: recorded {before!r}, now {new[key]!r}"
-              + (f", difference {new[key] - before:+.6f}" if before is not None else ""))
+              + (f", difference {new[key] - before:+.6f}"
+                 if None not in (before, new[key]) else ""))
     print(f"commit: recorded {report['recorded_commit']}, now {report['commit']}")
     print("configuration: " + ("unchanged" if not report["configuration_changes"] else
                                "; ".join(report["configuration_changes"])))

@@ -1,0 +1,89 @@
+"""Single-command latency of a plain export beside an `--xla-single-command` export.
+
+    python benchmarks/serving_latency.py --run runs/seq2seq/simple/seed0 [--calls 300]
+        [--out results/benchmarks/serving_xla_single_command_seq2seq_simple.json]
+
+Exports the run twice (`compgen_tf.cli.export.export_model`, plain and with
+`xla_single_command=True`) into a temporary folder, loads both SavedModels, and sends the
+same single commands to each in turn, one call at a time on one thread, so that the machine's
+load falls on both alike. Prints one JSON line: p50/p90/p99 latency per export, their ratio,
+the first XLA call (the compilation), and the number of answers that differ (must be 0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from benchmark_output import emit  # noqa: E402
+from serving_load import command_pool  # noqa: E402
+
+
+def percentile(values, q):
+    return round(float(np.percentile(values, q)), 3)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="a trained SCAN run directory")
+    parser.add_argument("--calls", type=int, default=300, help="single commands per export")
+    parser.add_argument("--warm-up", type=int, default=20, help="calls not timed, per export")
+    parser.add_argument("--out", help="also write the JSON line to this file")
+    args = parser.parse_args(argv)
+
+    from compgen_tf.cli.export import export_model
+    from compgen_tf.experiments.experiment import load_run_model
+
+    model = load_run_model(args.run)
+    with tempfile.TemporaryDirectory() as folder:
+        paths = {name: export_model(model, Path(folder) / name, xla_single_command=xla)
+                 for name, xla in (("plain", False), ("xla", True))}
+        serve = {name: tf.saved_model.load(str(path)).signatures["serving_default"]
+                 for name, path in paths.items()}
+        pool = command_pool(args.warm_up + args.calls, seed=0)
+        start = time.perf_counter()
+        serve["xla"](commands=tf.constant(pool[:1]))
+        first_xla_call_s = time.perf_counter() - start
+        latencies = {name: [] for name in serve}
+        differences = 0
+        for index, command in enumerate(pool):
+            answers = {}
+            for name, function in serve.items():
+                start = time.perf_counter()
+                out = function(commands=tf.constant([command]))
+                elapsed = 1000.0 * (time.perf_counter() - start)
+                answers[name] = [out[key].numpy().tolist() for key in ("actions", "error")]
+                if index >= args.warm_up:
+                    latencies[name].append(elapsed)
+            differences += answers["plain"] != answers["xla"]
+    result = {
+        "benchmark": "serving_latency", "run": str(args.run),
+        "command": "python benchmarks/serving_latency.py " + " ".join(sys.argv[1:]
+                                                                       if argv is None else argv),
+        "cpu_count": os.cpu_count(), "tensorflow": tf.__version__, "calls": args.calls,
+        "first_xla_call_s": round(first_xla_call_s, 2), "answers_differing": differences,
+        **{f"{name}_{stat}_ms": percentile(values, q) for name, values in latencies.items()
+           for stat, q in (("p50", 50), ("p90", 90), ("p99", 99))},
+    }
+    result["p50_ratio_plain_over_xla"] = round(
+        statistics.median(latencies["plain"]) / statistics.median(latencies["xla"]), 2)
+    emit(result, args.out)
+    return 0 if differences == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
