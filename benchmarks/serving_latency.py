@@ -7,13 +7,13 @@ Exports the run twice (`compgen_tf.cli.export.export_model`, plain and with
 `xla_single_command=True`) into a temporary folder, loads both SavedModels, and sends the
 same single commands to each in turn, one call at a time on one thread, so that the machine's
 load falls on both alike. Prints one JSON line: p50/p90/p99 latency per export, their ratio,
-the first XLA call (the compilation), and the number of answers that differ (must be 0).
+the first XLA call (the compilation of the first command's width), and the number of the
+answers compared (warm-up calls included) that differ (must be 0).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import sys
@@ -76,6 +76,7 @@ def main(argv=None):
                                                                        if argv is None else argv),
         "cpu_count": os.cpu_count(), "tensorflow": tf.__version__, "calls": args.calls,
         "first_xla_call_s": round(first_xla_call_s, 2), "answers_differing": differences,
+        "answers_compared": len(pool),
         **{f"{name}_{stat}_ms": percentile(values, q) for name, values in latencies.items()
            for stat, q in (("p50", 50), ("p90", 90), ("p99", 99))},
     }

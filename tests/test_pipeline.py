@@ -197,6 +197,27 @@ def test_xla_single_command_export_answers_as_the_plain_one(trained_run, tmp_pat
         out = serve(commands=tf.constant(commands))
         return [[x.decode() for x in out[key].numpy()] for key in ("actions", "error")]
 
-    for command in COMMANDS + ["look opposite left thrice and run", "turn right"]:
+    nine_words = "jump around left twice and walk opposite right thrice"  # width 16
+    for command in COMMANDS + ["look opposite left thrice and run", "turn right", nine_words]:
         assert answers(xla, [command]) == answers(plain, [command]), command
     assert answers(xla, COMMANDS) == answers(plain, COMMANDS)
+
+
+def test_padding_and_xla_change_no_decoded_id(trained_run):
+    """What `--xla-single-command` relies on, on ids rather than strings (this small model
+    emits no <eos>, so its exported answers are all errors): a command padded to a wider
+    width, decoded under XLA, gives the ids of the plain decoding."""
+    import tensorflow as tf
+
+    from compgen_tf.experiments.experiment import load_run_model
+
+    model = load_run_model(trained_run)
+    xla_decode = tf.function(model.greedy_decode, jit_compile=True)
+    for command in ["walk", "turn left twice", "jump around left twice and walk opposite right "
+                    "thrice"]:
+        ids, _ = model.encode_commands(tf.constant([command]))
+        plain = model.greedy_decode(ids).numpy()
+        for width in (16, 34):
+            padded = tf.pad(ids, [[0, 0], [0, width - ids.shape[1]]])
+            assert (model.greedy_decode(padded).numpy() == plain).all(), (command, width)
+            assert (xla_decode(padded).numpy() == plain).all(), (command, width)

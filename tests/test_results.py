@@ -220,3 +220,22 @@ def test_check_trains_a_recorded_seed_again_and_reports_the_difference(tmp_path,
     assert "test_accuracy: recorded" in printed and "difference +0.000000" in printed
     assert reproduce(["--check", str(path), "--seed", "7"]) == 2
     assert "has no seed 7" in capsys.readouterr().err
+    # A second check into the same runs directory would read the first one's run: refused.
+    assert reproduce(["--check", str(path), "--seed", "1", "--runs-dir",
+                      str(tmp_path / "check")]) == 2
+    assert "give the check another --runs-dir" in capsys.readouterr().err
+
+
+def test_check_compares_the_test_split_its_results_file_records():
+    from compgen_tf.experiments.check import _test_part
+    from compgen_tf.registry import spec
+
+    toy = spec("stack_lstm").experiment
+    config = {"task": "palindromes"}
+    assert _test_part(toy, config, "palindromes", "palindromes_long") == "long"
+    assert _test_part(toy, config, "palindromes", "palindromes_in_domain") == "test"
+    # Files renamed with a suffix after they were written still name their split.
+    assert _test_part(toy, config, "palindromes", "palindromes_long_lr0.01_early_stop") == "long"
+    assert _test_part(toy, config, "palindromes_full_budget",
+                      "palindromes_in_domain_full_budget") == "test"
+    assert _test_part(toy, config, "palindromes", "something_else") is None

@@ -8,14 +8,16 @@ trained that seed, in today's command-line form: `compgen_tf.reproduce`, `toy_ru
 (`--runs-dir`, default `runs/check`), and prints the recorded and the new validation and test
 accuracies and training lengths (steps, best step), their differences, the commits of both, and whether the configuration resolved
 today equals the one the file recorded (a difference there, or another commit, explains a
-drift before the machine does). `--out FILE` also writes this as JSON. Exit code 0 when the
-seed trained, whatever the difference; 2 when the file or seed cannot be checked.
+drift before the machine does), and the environment variables that change TensorFlow's
+kernels. `--out FILE` also writes this as JSON. Exit code 0 when the seed trained, whatever
+the difference; 2 when the file or seed cannot be checked or the run directory exists.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -24,6 +26,8 @@ from compgen_tf.experiments.config import comparable, config_differences
 from compgen_tf.experiments.results import load_results, without_options
 from compgen_tf.versions import source_commit
 
+# Environment variables that change TensorFlow's kernels, recorded with each check.
+ENVIRONMENT = ("TF_ENABLE_ONEDNN_OPTS", "TF_DETERMINISTIC_OPS", "CUDA_VISIBLE_DEVICES")
 # Options that say where files go or how many seeds: the check chooses these itself.
 _REPLACED = ("--seeds", "--first-seed", "--jobs", "--runs-dir", "--results-dir")
 
@@ -77,20 +81,28 @@ def main(argv=None) -> int:
 
     arguments += ["--first-seed", str(args.seed), "--seeds", "1", "--runs-dir", args.runs_dir,
                   "--no-results"] + ([] if "--quiet" in arguments else ["--quiet"])
+    parsed = reproduce.build_parser().parse_args(arguments)
+    run_dir = Path(args.runs_dir) / parsed.model / (parsed.name or parsed.task) / \
+        f"seed{args.seed}"
+    if run_dir.exists():
+        # `reproduce` would reuse it: the check must train, not read an earlier check.
+        print(f"error: {run_dir} exists; give the check another --runs-dir", file=sys.stderr)
+        return 2
     print(f"re-running seed {args.seed}: python -m compgen_tf reproduce "
           f"{shlex.join(arguments)}", flush=True)
     code = reproduce.main(arguments)
     if code != 0:
         return code
-    parsed = reproduce.build_parser().parse_args(arguments)
-    run_dir = Path(args.runs_dir) / parsed.model / (parsed.name or parsed.task) / \
-        f"seed{args.seed}"
     metrics = json.loads((run_dir / "metrics.json").read_text())
     config = json.loads((run_dir / "config.json").read_text())
     # The toy files hold one test split each: the one this file records.
     experiment = registry.spec(parsed.model).experiment
     test_part = _test_part(experiment, config, parsed.name or parsed.task,
                            Path(args.check).stem)
+    if test_part is None:
+        print(f"error: cannot tell which of the run's test splits "
+              f"{list(experiment.test_parts(config))} {args.check} records", file=sys.stderr)
+        return 2
     new = {"val_accuracy": metrics["accuracy"]["validation"],
            "test_accuracy": metrics["accuracy"][test_part],
            "steps": metrics["steps"], "best_step": metrics.get("best_step")}
@@ -112,6 +124,8 @@ def main(argv=None) -> int:
                                   if not line.startswith(("seed:", "model:", "split:",
                                                           "task:"))],
         "wall_time_s": metrics["wall_time_s"],
+        # Settings outside the configuration that change which kernels run.
+        "environment": {key: os.environ[key] for key in ENVIRONMENT if key in os.environ},
     }
     for key in new:
         before = report["recorded"][key]
@@ -127,10 +141,14 @@ def main(argv=None) -> int:
     return 0
 
 
-def _test_part(experiment, config: dict, name: str, file_name: str) -> str:
-    """Which of the run's test accuracies the results file `file_name` records."""
+def _test_part(experiment, config: dict, name: str, file_name: str) -> str | None:
+    """Which of the run's test accuracies the results file `file_name` records: the only
+    one, or the one whose results name begins the file's name (a file renamed with a suffix,
+    e.g. `palindromes_long_lr0.01_early_stop`); None when that is not clear."""
     parts = experiment.test_parts(config)
     if len(parts) == 1:
         return parts[0]
     names = experiment.results_names(config, name)
-    return dict(zip(names, parts)).get(file_name, "test")
+    matches = [(len(results_name), part) for results_name, part in zip(names, parts)
+               if file_name == results_name or file_name.startswith(results_name + "_")]
+    return max(matches)[1] if matches else None

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import keras
 
-from compgen_tf.experiments.config import (SECTIONS, ConfigError, apply_overrides,
+from compgen_tf.experiments.config import (CONFIG_DIR, SECTIONS, ConfigError, apply_overrides,
                                            check_learning_rate_schedule, comparable,
                                            config_differences, config_path, load_config,
                                            unrecorded_provenance)
@@ -48,8 +48,10 @@ class Experiment:
         including model arguments the model refuses (before any run directory is written).
         """
         self.check_task(model, task)
-        path = config_file or config_path(model, task)
+        path = Path(config_file or config_path(model, task))
         chosen = load_config(path)
+        if path.is_absolute() and path.resolve().is_relative_to(CONFIG_DIR.parent):
+            path = path.resolve().relative_to(CONFIG_DIR.parent)  # as typed from the repo root
         overrides = list(overrides)
         if steps is not None:
             overrides.append(f"training.max_steps={steps}")

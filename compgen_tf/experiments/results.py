@@ -114,7 +114,7 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
     so a result grows seed by seed across commands and machines; the top-level `command`
     is the latest. A file of another configuration is never mixed in: `ValueError`.
     `provenance` (`{"kind", "reason"}`) is the configuration's; without one the choice is
-    not on record and is labelled as such.
+    not on record and is labelled as such. A file that already has a provenance keeps it.
     """
     provenance = provenance or unrecorded_provenance("the command gave no provenance")
     try:
@@ -125,6 +125,9 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
     runs = [{**run, "command": run.get("command", command)} for run in runs]
     earlier = earlier_results(path, split, extra.get("config"))
     if earlier:
+        # The file's provenance stands (its reason may say more than the configuration's);
+        # the configuration is the same, so how it was chosen is too.
+        provenance = earlier.get("provenance") or provenance
         trained_now = {run["seed"] for run in runs}
         runs += [{**run, "command": run.get("command", earlier["command"])}
                  for run in earlier["runs"] if run["seed"] not in trained_now]
@@ -143,8 +146,9 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
 def load_results(path) -> dict:
     """Reads a results file and checks its schema."""
     document = json.loads(Path(path).read_text())
-    missing = ({"model", "split", "command", "versions", "provenance", "runs", "summary"}
-               - set(document))
+    # `provenance` is not required here: files written before it existed still gather seeds
+    # and can be checked; the report, which labels every row, requires it.
+    missing = {"model", "split", "command", "versions", "runs", "summary"} - set(document)
     if missing:
         raise ValueError(f"{path}: missing keys {sorted(missing)}")
     return document

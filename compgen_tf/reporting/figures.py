@@ -6,6 +6,12 @@ value of a committed JSON file under `results/` (a fraction shown in percent, or
 the file holds in percent), formatted with the decimals shown, or be marked as a paper's
 figure: the word "paper" (or "Table", "reports") earlier in the same sentence, or a table
 column whose header names the paper.
+
+The check is permissive: a number counts as backed when any committed value formats the same
+way, so it catches figures that no file holds and hand-rounding that lands on a value no file
+has (36.35 shown as 36.4), not a figure quoted from the wrong file; and a sentence that names
+the paper exempts every percentage after that word. Tables generated from the files
+(`report`) are the way to show a result; this guards the prose around them.
 """
 
 from __future__ import annotations

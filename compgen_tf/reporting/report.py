@@ -322,6 +322,9 @@ def _check_results(path: Path, document: dict) -> dict:
                                   f"{value!r}")
     if not isinstance(document["model"], str) or not document["model"]:
         raise ReportError(f"malformed results file {path}: 'model' must be a model name")
+    if "provenance" not in document:
+        raise ReportError(f"malformed results file {path}: missing keys ['provenance'] (how its "
+                          f"configuration was chosen; see compgen_tf.experiments.results)")
     try:
         check_provenance(document["provenance"], origin=f"malformed results file {path}")
     except ConfigError as error:
