@@ -9,7 +9,6 @@ process without TensorFlow (e.g. JAX on a GPU machine). The command line is
 """
 
 import contextlib
-import importlib
 import os
 import sys
 from pathlib import Path
@@ -49,16 +48,13 @@ if (_started_from_the_command_line() and "--verbose" not in sys.argv[1:]
 else:
     import keras  # noqa: E402
 
+from compgen_tf.lazy import lazy_attributes  # noqa: E402
+
 __version__ = "0.2.0"
 _LAZY = {"AttentionSeq2Seq": "compgen_tf.models", "Seq2SeqModel": "compgen_tf.models",
          "UnknownTokenError": "compgen_tf.vocabulary", "Vocabulary": "compgen_tf.vocabulary"}
 __all__ = sorted(_LAZY) + ["__version__"]
-
-
-def __getattr__(name):
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'compgen_tf' has no attribute {name!r}")
+__getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 if keras.backend.backend() == "tensorflow":

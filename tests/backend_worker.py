@@ -3,7 +3,12 @@
     KERAS_BACKEND=jax python tests/backend_worker.py save OUT_DIR
         builds one functional model that uses every public layer, gives it weights drawn by
         NumPy from a fixed seed (the same on every backend), and writes
-        OUT_DIR/<backend>.keras and OUT_DIR/<backend>.npz (its outputs on fixed inputs).
+        OUT_DIR/<backend>.keras and OUT_DIR/<backend>.npz (its outputs on fixed inputs);
+        then builds each seq2seq family's backbone, small, with NumPy-drawn weights, and
+        writes OUT_DIR/backbones_<backend>.npz: its logits on fixed ids and the gradient
+        of its loss, read off one `fit` step of plain SGD (dropout off, so no backend
+        draws). On JAX it then fits the seq2seq backbone two steps with dropout on, which
+        must run (the decoders' scan carries the seed state) and move the weights.
     KERAS_BACKEND=torch python tests/backend_worker.py load OUT_DIR FILE.keras [...]
         loads each file and writes OUT_DIR/<file stem>_on_<backend>.npz.
 
@@ -16,6 +21,8 @@ from pathlib import Path
 import keras
 import numpy as np
 
+from compgen_tf import models
+from compgen_tf.groups import Symmetry
 from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
                                KeyValueMemory, StackLSTMCell)
 
@@ -46,6 +53,96 @@ def outputs(model) -> dict:
     return {f"output_{i}": keras.ops.convert_to_numpy(y) for i, y in enumerate(model(inputs()))}
 
 
+def backbone(family: str, dropout: float) -> keras.Model:
+    """A small backbone of `family` on the vocabularies above."""
+    if family == "seq2seq":
+        return models.AttentionSeq2SeqBackbone(len(SOURCE), len(TARGET), embedding_dim=4,
+                                               hidden_units=3, dropout=dropout)
+    if family == "syntactic_attention":
+        return models.SyntacticAttentionBackbone(
+            len(SOURCE), len(TARGET), semantic_dim=4, syntax_embedding_dim=3, syntax_units=3,
+            encoder_units=3, dropout=dropout)
+    if family == "equivariant":  # no dropout: it would break equivariance
+        return models.EquivariantSeq2SeqBackbone(Symmetry.for_scan("verb").get_config(),
+                                                 SOURCE, TARGET, embedding_dim=2,
+                                                 hidden_units=2)
+    return models.MetaSeq2SeqBackbone(len(SOURCE) + len(TARGET), len(SOURCE) + len(TARGET),
+                                      embedding_dim=4, hidden_units=3, dropout=dropout)
+
+
+BACKBONES = ("seq2seq", "syntactic_attention", "equivariant", "meta_seq2seq")
+
+
+def backbone_batch(family: str):
+    """Fixed (inputs, labels): ids past the special tokens, one padded target row."""
+    rng = np.random.default_rng(2)
+
+    def ids(rows, length, size):
+        return rng.integers(4, size, (rows, length)).astype("int32")
+
+    inputs = {"source_ids": ids(3, TIME, len(SOURCE)), "target_ids": ids(3, 6, len(TARGET))}
+    labels = ids(3, 6, len(TARGET))
+    labels[0, 4:] = 0  # padding, ignored by the loss
+    if family == "meta_seq2seq":
+        size = len(SOURCE) + len(TARGET)
+        inputs.update(support_command_ids=ids(4, TIME, size), support_action_ids=ids(4, 6, size))
+    return inputs, labels
+
+
+def backbone_results() -> dict:
+    results = {}
+    for family in BACKBONES:
+        # Layer names (and so weight paths) count the layers made before in the process;
+        # starting each family afresh makes them the same on every backend.
+        keras.backend.clear_session()
+        model = backbone(family, dropout=0.0)
+        inputs, labels = backbone_batch(family)
+        # Drawn in the order of the weights' paths: the order of `model.weights` is not the
+        # same on every backend (PyTorch's tracking differs), the paths are.
+        paths = {id(w): w.path for w in model.weights}
+        assert len(set(paths.values())) == len(paths), sorted(paths.values())
+        rng = np.random.default_rng(3)
+        for weight in sorted(model.weights, key=lambda w: paths[id(w)]):
+            weight.assign(rng.normal(scale=0.5, size=weight.shape).astype("float32"))
+        before = {id(w): keras.ops.convert_to_numpy(w) for w in model.trainable_weights}
+        results[f"{family}_logits"] = keras.ops.convert_to_numpy(model(inputs))
+        # One step of SGD with learning rate 1: the weights move by minus the gradient.
+        # One step does not repay tracing it, except on JAX, whose eager scan is slower still.
+        model.compile(optimizer=keras.optimizers.SGD(1.0),
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
+                                                                      ignore_class=0),
+                      run_eagerly=keras.backend.backend() != "jax")
+        if family == "meta_seq2seq":  # support and queries differ in rows: an episode a step
+            model.fit(_repeat(inputs, labels), steps_per_epoch=1, verbose=0)
+        else:
+            model.fit(inputs, labels, batch_size=len(labels), shuffle=False, verbose=0)
+        for weight in model.trainable_weights:
+            results[f"{family}_gradient:{paths[id(weight)]}"] = (
+                before[id(weight)] - keras.ops.convert_to_numpy(weight))
+        if family == "seq2seq" and keras.backend.backend() == "jax":
+            # JAX runs the decoders' loop as a scan that carries the dropout seeds (the
+            # base class's loop, the same for every family).
+            noisy = backbone(family, dropout=0.5)
+            noisy.compile(optimizer="sgd", loss=keras.losses.SparseCategoricalCrossentropy(
+                from_logits=True, ignore_class=0))
+            noisy(inputs)
+            seed = noisy.decoder.dropout.seed_generator.state  # [seed, draws so far]
+            start = [keras.ops.convert_to_numpy(v) for v in [seed] + noisy.trainable_weights]
+            noisy.fit(inputs, labels, batch_size=len(labels), epochs=2, verbose=0)
+            after = [keras.ops.convert_to_numpy(v) for v in [seed] + noisy.trainable_weights]
+            # At least one draw per decoder step (two steps of 6): a seed that stood still
+            # would mean every step reused the same dropout mask.
+            assert after[0][1] - start[0][1] >= 2 * 6, (start[0], after[0])
+            assert any(not np.array_equal(a, b) for a, b in zip(start[1:], after[1:])), \
+                "fit with dropout left the weights unchanged"
+    return results
+
+
+def _repeat(inputs, labels):
+    while True:
+        yield inputs, labels
+
+
 def main(argv):
     backend = keras.backend.backend()
     mode, out = argv[0], Path(argv[1])
@@ -56,6 +153,7 @@ def main(argv):
                            for w in model.weights])
         model.save(out / f"{backend}.keras")
         np.savez(out / f"{backend}.npz", **outputs(model))
+        np.savez(out / f"backbones_{backend}.npz", **backbone_results())
     elif mode == "load":
         for path in map(Path, argv[2:]):
             model = keras.saving.load_model(path)

@@ -3,7 +3,8 @@
 Each backend runs in its own process (a process holds one Keras backend): the layer test
 files again (`run_layer_test` for every layer: config, build, call, fit, saving, mixed
 precision), then the cross-backend checks: the same weights give the same outputs on every
-backend, and a `.keras` file saved on one backend loads on the others with those outputs.
+backend, a `.keras` file saved on one backend loads on the others with those outputs, and
+every seq2seq family's backbone gives the same logits and loss gradients on every backend.
 The equivariance tests run on TensorFlow only: a layer whose outputs equal TensorFlow's to
 1e-5 on the same weights is as equivariant as it is there. A backend that is not installed
 (the `backends` extra) is skipped.
@@ -54,11 +55,24 @@ def test_layer_tests_pass_on(backend):
     assert " passed" in last and "failed" not in last and "error" not in last, last
 
 
-@pytest.mark.skipif(not all(map(installed, BACKENDS)), reason="needs tensorflow, jax and torch")
-def test_same_weights_same_outputs_and_keras_files_load_across_backends(tmp_path):
+ALL_BACKENDS = pytest.mark.skipif(not all(map(installed, BACKENDS)),
+                                  reason="needs tensorflow, jax and torch")
+
+
+@pytest.fixture(scope="module")
+def saved_on_every_backend(tmp_path_factory):
+    """Each backend's worker run once: the every-layer model and the backbones' figures."""
+    out = tmp_path_factory.mktemp("backends")
     worker = str(TESTS / "backend_worker.py")
     for backend in BACKENDS:
-        run_on(backend, [worker, "save", str(tmp_path)])
+        run_on(backend, [worker, "save", str(out)])
+    return out
+
+
+@ALL_BACKENDS
+def test_same_weights_same_outputs_and_keras_files_load_across_backends(saved_on_every_backend):
+    tmp_path = saved_on_every_backend
+    worker = str(TESTS / "backend_worker.py")
     for backend in BACKENDS:
         others = [str(tmp_path / f"{b}.keras") for b in BACKENDS if b != backend]
         run_on(backend, [worker, "load", str(tmp_path), *others])
@@ -77,3 +91,19 @@ def test_same_weights_same_outputs_and_keras_files_load_across_backends(tmp_path
                 np.testing.assert_allclose(loaded[name], saved[name], atol=TOLERANCE, rtol=0,
                                            err_msg=f"{name}: saved on {saved_on}, "
                                                    f"loaded on {loaded_on}")
+
+
+@ALL_BACKENDS
+def test_backbones_give_the_same_logits_and_gradients_on_every_backend(saved_on_every_backend):
+    # The decoders' teacher-forced loop is a while_loop on TensorFlow and PyTorch and a scan
+    # on JAX (whose while_loop has no gradient): equal gradients show both loops are the same.
+    reference = np.load(saved_on_every_backend / "backbones_tensorflow.npz")
+    families = {name.split("_logits")[0] for name in reference.files if "_logits" in name}
+    assert families == {"seq2seq", "syntactic_attention", "equivariant", "meta_seq2seq"}
+    assert all(any(n.startswith(f"{f}_gradient:") for n in reference.files) for f in families)
+    for backend in OTHER_BACKENDS:
+        other = np.load(saved_on_every_backend / f"backbones_{backend}.npz")
+        assert sorted(other.files) == sorted(reference.files)
+        for name in reference.files:
+            np.testing.assert_allclose(other[name], reference[name], atol=TOLERANCE, rtol=0,
+                                       err_msg=f"{name} on {backend} vs tensorflow")

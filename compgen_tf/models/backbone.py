@@ -29,6 +29,16 @@ class Backbone(keras.Model):
     rebuilds the graph by calling the constructor.
     """
 
+    def __setattr__(self, name, value):
+        # On Keras' torch backend every layer is a torch Module, which refuses a sublayer as
+        # an attribute before Module.__init__ has run. A backbone creates its layers before
+        # it becomes the functional model (`make_functional`), whose graph then tracks them,
+        # so until then they are kept as plain attributes.
+        if keras.backend.backend() == "torch" and "_modules" not in self.__dict__:
+            object.__setattr__(self, name, value)
+        else:
+            super().__setattr__(name, value)
+
     def set_vocabulary_sizes(self, source_vocabulary_size, target_vocabulary_size):
         """Checks and keeps the two vocabulary sizes (special tokens included)."""
         self.source_vocabulary_size = positive_int("source_vocabulary_size",

@@ -85,24 +85,62 @@ class RecurrentDecoder(keras.layers.Layer):
         constants = self.prepare(memory)
         batch, steps = ops.shape(target_ids)[0], ops.shape(target_ids)[1]
         targets_by_time = ops.transpose(ops.cast(target_ids, "int32"))
-        positions = ops.arange(steps, dtype="int32")
 
-        def body(t, previous, state, all_logits):
+        def advance(previous, state, targets):
+            """One step: its logits, the token the next step reads, the new state."""
             logits, state, _ = self.step(previous, state, memory, constants, training=training)
-            following = ops.take(targets_by_time, t, axis=0)
+            following = targets
             if teacher_forced is not None:
                 predicted = ops.cast(ops.argmax(logits, axis=-1), "int32")
                 following = ops.where(teacher_forced, following, predicted)
+            return ops.cast(logits, self.compute_dtype), following, state
+
+        first = (ops.full((batch,), SOS_ID, "int32"), self.initial_state(memory))
+        if keras.backend.backend() == "jax":
+            return self._scan(advance, first, targets_by_time)
+        # TensorFlow (and PyTorch, whose loop is Python): a while_loop that writes each step's
+        # logits in place keeps every shape static, so it also compiles under XLA.
+        positions = ops.arange(steps, dtype="int32")
+
+        def body(t, previous, state, all_logits):
+            logits, following, state = advance(previous, state,
+                                               ops.take(targets_by_time, t, axis=0))
             at_t = ops.reshape(ops.equal(positions, t), (1, -1, 1))
-            all_logits = ops.where(at_t, ops.expand_dims(ops.cast(logits, all_logits.dtype), 1),
-                                   all_logits)
+            all_logits = ops.where(at_t, ops.expand_dims(logits, 1), all_logits)
             return t + 1, following, state, all_logits
 
-        initial = (ops.convert_to_tensor(0, "int32"), ops.full((batch,), SOS_ID, "int32"),
-                   self.initial_state(memory),
+        initial = (ops.convert_to_tensor(0, "int32"), *first,
                    ops.zeros((batch, steps, self.vocabulary_size), self.compute_dtype))
         return ops.while_loop(lambda t, *_: t < steps, body, initial,
                               maximum_iterations=steps)[3]
+
+    def _scan(self, advance, first, targets_by_time):
+        """The teacher-forced loop on JAX: a scan, with the random state in its carry.
+
+        `lax.while_loop` has no reverse-mode gradient, and under `jit` every shape is static,
+        so JAX runs the steps as a scan (as Keras' own RNN does there). A step that draws
+        dropout advances a seed generator, a variable: inside the scan's trace that update
+        would leak, so the non-trainable variables (the seed states among them) travel in
+        the carry, each step runs in a `StatelessScope` that also sees every value the
+        enclosing scope (the training step's) maps, and the last values are assigned after.
+        """
+        outer = keras.src.backend.common.stateless_scope.get_stateless_scope()
+        carried = self.non_trainable_variables
+
+        def scan_step(carry, targets):
+            (previous, state), values = carry
+            with keras.StatelessScope(list(zip(carried, values))) as scope:
+                if outer is not None:  # trainable values being differentiated, say
+                    scope.state_mapping = {**outer.state_mapping, **scope.state_mapping}
+                logits, following, state = advance(previous, state, targets)
+            updated = [scope.get_current_value(v) for v in carried]
+            return ((following, state), updated), logits
+
+        initial = (first, [v.value for v in carried])
+        (_, values), logits = ops.scan(scan_step, initial, targets_by_time)
+        for variable, value in zip(carried, values):
+            variable.assign(value)
+        return ops.transpose(logits, (1, 0, 2))
 
     def compute_output_spec(self, target_ids, memory, training=None, teacher_forced=None):
         return keras.KerasTensor((target_ids.shape[0], target_ids.shape[1], self.vocabulary_size),

@@ -1,7 +1,13 @@
-"""The LSTM seq2seq baseline with Luong attention (Lake & Baroni 2018)."""
+"""The LSTM seq2seq baseline with Luong attention (Lake & Baroni 2018).
 
-from compgen_tf.models.seq2seq.attention_seq2seq import (AttentionSeq2Seq,
-                                                         AttentionSeq2SeqBackbone,
-                                                         LuongAttentionDecoder)
+`attention_seq2seq_backbone` (Keras only, any backend): the decoder layer and the backbone;
+`attention_seq2seq` (TensorFlow): the task model, imported on first use.
+"""
 
+from compgen_tf.lazy import lazy_attributes
+from compgen_tf.models.seq2seq.attention_seq2seq_backbone import (AttentionSeq2SeqBackbone,
+                                                                  LuongAttentionDecoder)
+
+__getattr__ = lazy_attributes(__name__, {
+    "AttentionSeq2Seq": "compgen_tf.models.seq2seq.attention_seq2seq"})
 __all__ = ["AttentionSeq2Seq", "AttentionSeq2SeqBackbone", "LuongAttentionDecoder"]

@@ -16,7 +16,7 @@ References:
 from __future__ import annotations
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 from compgen_tf.arguments import non_negative, positive_int
 
@@ -53,8 +53,8 @@ class ConvolutionalEncoderDecoder(keras.Model):
 
     Example:
         >>> model = ConvolutionalEncoderDecoder(20, positions=11, channels=5, output_length=11)
-        >>> model(tf.constant([[0, 13]])).shape
-        TensorShape([1, 11, 11])
+        >>> tuple(model(np.array([[0, 13]])).shape)
+        (1, 11, 11)
 
     References:
         "Symmetry and systematicity" (anonymous, under review), Appendix B.
@@ -90,26 +90,26 @@ class ConvolutionalEncoderDecoder(keras.Model):
     def encode(self, source_ids):
         """The final N x M encoder state of each command."""
         x = self.x_embedding(source_ids)  # (B, S, N)
-        y = tf.reshape(self.y_embedding(source_ids),
-                       [-1, tf.shape(source_ids)[1], self.channels + 1, self.channels])
-        h = tf.zeros([tf.shape(source_ids)[0], self.positions, self.channels], x.dtype)
+        y = ops.reshape(self.y_embedding(source_ids),
+                        (-1, source_ids.shape[1], self.channels + 1, self.channels))
+        h = ops.zeros((ops.shape(source_ids)[0], self.positions, self.channels), x.dtype)
         for t in range(source_ids.shape[1]):
-            g = tf.concat([h, x[:, t, :, None]], axis=-1)  # (B, N, M + 1)
-            h = tf.einsum("bnk,bkm->bnm", g, y[:, t])
+            g = ops.concatenate([h, x[:, t, :, None]], axis=-1)  # (B, N, M + 1)
+            h = ops.einsum("bnk,bkm->bnm", g, y[:, t])
         return h
 
     def decode(self, h):
         """Logits of every decoding step from the encoder state `h`."""
         logits = []
         for _ in range(self.output_length):
-            logits.append(tf.einsum("bnm,m->bn", h, self.f_o))
-            h = tf.einsum("bnm,mk->bnk", h, self.f_r)
-        return tf.stack(logits, axis=1)
+            logits.append(ops.einsum("bnm,m->bn", h, self.f_o))
+            h = ops.einsum("bnm,mk->bnk", h, self.f_r)
+        return ops.stack(logits, axis=1)
 
     def call(self, source_ids):
         if source_ids.shape[1] is None:
             raise ValueError("ConvolutionalEncoderDecoder needs a fixed source length")
-        return self.decode(self.encode(tf.cast(source_ids, "int32")))
+        return self.decode(self.encode(ops.cast(source_ids, "int32")))
 
     def get_config(self):
         config = super().get_config()

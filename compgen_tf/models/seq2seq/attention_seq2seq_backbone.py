@@ -1,0 +1,128 @@
+"""The LSTM seq2seq baseline's backbone: a bidirectional LSTM encoder and a Luong-attention decoder."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from compgen_tf.arguments import positive_int, rate
+from compgen_tf.models.backbone import Backbone
+from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class LuongAttentionDecoder(RecurrentDecoder):
+    """An LSTM decoder with Luong dot-product attention over the encoder's outputs.
+
+    At step t the LSTM reads the previous output token's embedding, its new hidden state
+    h_t scores every encoder output e_j by h_t·e_j (padding masked), and the token is
+    predicted from tanh(W_c[h_t; context_t]).
+
+    Args:
+        vocabulary_size: output tokens, special tokens included.
+        embedding_dim: size of the output-token embeddings.
+        units: LSTM units (the width of the encoder outputs it attends over).
+        dropout: dropout rate on the token embeddings and on the attentional vector.
+        **kwargs: passed to `RecurrentDecoder`.
+
+    Call arguments: see `RecurrentDecoder`; `memory` is `(encoder_outputs (B, S, units),
+        source_mask (B, S), [h, c])`.
+
+    References:
+        Luong, Pham & Manning (2015), Effective approaches to attention-based NMT.
+    """
+
+    def __init__(self, vocabulary_size, embedding_dim, units, dropout=0.0, **kwargs):
+        super().__init__(vocabulary_size, **kwargs)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.units = positive_int("units", units)
+        self.dropout_rate = rate("dropout", dropout)
+        self.target_embedding = keras.layers.Embedding(vocabulary_size, self.embedding_dim,
+                                                       name="target_embedding")
+        self.cell = keras.layers.LSTMCell(self.units, name="decoder_cell")
+        self.attention_combine = keras.layers.Dense(self.units, activation="tanh",
+                                                    name="attention_combine")
+        self.output_projection = keras.layers.Dense(vocabulary_size, name="output_projection")
+        self.dropout = keras.layers.Dropout(self.dropout_rate, name="decoder_dropout")
+
+    def build_sublayers(self, memory_shapes):
+        self.target_embedding.build((None,))
+        self.cell.build((None, self.embedding_dim))
+        self.attention_combine.build((None, self.units + memory_shapes[0][-1]))
+        self.output_projection.build((None, self.units))
+
+    def initial_state(self, memory):
+        return list(memory[2])
+
+    def step(self, previous_ids, state, memory, constants, training=False):
+        encoder_outputs, mask, _ = memory
+        embedded = self.dropout(self.target_embedding(previous_ids), training=training)
+        hidden, state = self.cell(embedded, state, training=training)
+        scores = ops.einsum("bd,bsd->bs", hidden, encoder_outputs)
+        weights = ops.softmax(ops.where(mask, scores, BLOCKED_LOGIT), axis=-1)
+        context = ops.einsum("bs,bsd->bd", weights, encoder_outputs)
+        attentional = self.attention_combine(ops.concatenate([hidden, context], -1))
+        logits = self.output_projection(self.dropout(attentional, training=training))
+        return self.block_special_logits(logits), list(state), weights
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"embedding_dim": self.embedding_dim, "units": self.units,
+                       "dropout": self.dropout_rate})
+        return config
+
+
+@keras.saving.register_keras_serializable(package="compgen_tf")
+class AttentionSeq2SeqBackbone(Backbone):
+    """The baseline's network: embedding → bidirectional LSTM → `LuongAttentionDecoder`.
+
+    The decoder (width 2·`hidden_units`) starts from the concatenated final states of the
+    two encoder directions.
+
+    Args:
+        source_vocabulary_size, target_vocabulary_size: token counts, special tokens included.
+        embedding_dim: size of the token embeddings.
+        hidden_units: LSTM units of each encoder direction.
+        dropout: dropout rate on embeddings and on the attentional vector.
+        **kwargs: passed to `keras.Model` (`name`, `trainable`).
+
+    Example:
+        >>> backbone = AttentionSeq2SeqBackbone(8, 10, embedding_dim=4, hidden_units=4)
+        >>> logits = backbone({"source_ids": np.ones((2, 5), "int32"),
+        ...                    "target_ids": np.ones((2, 3), "int32")})  # (2, 3, 10)
+    """
+
+    def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=64,
+                 hidden_units=64, dropout=0.1, **kwargs):
+        self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
+        self.embedding_dim = positive_int("embedding_dim", embedding_dim)
+        self.hidden_units = positive_int("hidden_units", hidden_units)
+        self.dropout_rate = rate("dropout", dropout)
+        # === Layers ===
+        self.source_embedding = keras.layers.Embedding(
+            self.source_vocabulary_size, self.embedding_dim, name="source_embedding")
+        self.source_dropout = keras.layers.Dropout(self.dropout_rate, name="source_dropout")
+        self.encoder = keras.layers.Bidirectional(
+            keras.layers.LSTM(self.hidden_units, return_sequences=True, return_state=True),
+            name="encoder")
+        self.decoder = LuongAttentionDecoder(
+            self.target_vocabulary_size, self.embedding_dim, 2 * self.hidden_units,
+            dropout=self.dropout_rate, name="decoder")
+        # === Functional model ===
+        self.finish(*self.inputs_spec(), **kwargs)
+
+    def encode(self, source_ids, training=False):
+        """`(encoder_outputs (B, S, 2H), source_mask (B, S), [h, c])`: the decoder's memory."""
+        mask = self.source_mask(source_ids)
+        embedded = self.source_dropout(self.source_embedding(source_ids), training=training)
+        outputs, fw_h, fw_c, bw_h, bw_c = self.encoder(embedded, mask=mask, training=training)
+        return outputs, mask, [ops.concatenate([fw_h, bw_h], -1),
+                               ops.concatenate([fw_c, bw_c], -1)]
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({"source_vocabulary_size": self.source_vocabulary_size,
+                       "target_vocabulary_size": self.target_vocabulary_size,
+                       "embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
+                       "dropout": self.dropout_rate})
+        return config
