@@ -1,4 +1,5 @@
-"""SCAN for TensorFlow Datasets, fully offline, in official order and multiplicity.
+"""SCAN (and the small English-French set) for TensorFlow Datasets, fully offline, in official
+order and multiplicity.
 
 Example:
     >>> import tfds_scan
@@ -12,6 +13,7 @@ Example:
 
 from tfds_scan.grammar import all_commands, interpret
 from tfds_scan.loader import default_data_dir, load, load_pairs
+from tfds_scan.offline_mt import OfflineMT
 from tfds_scan.offline_scan import OfflineScan
 from tfds_scan.toy_composition import ToyComposition
 from tfds_scan.toy_palindromes import ToyPalindromes
@@ -32,6 +34,7 @@ __all__ = [
     "OFFICIAL_FILES",
     "SPLIT_NAMES",
     "VALIDATION_CARVES",
+    "OfflineMT",
     "OfflineScan",
     "ToyComposition",
     "ToyPalindromes",

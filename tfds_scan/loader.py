@@ -1,4 +1,4 @@
-"""``load``: one SCAN split as a ``tf.data.Dataset``, built offline through TFDS."""
+"""``load``: one split of SCAN or of the MT set as a ``tf.data.Dataset``, built offline through TFDS."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_datasets as tfds
 
-from tfds_scan import splits
+from tfds_scan import mt, splits
+from tfds_scan.offline_mt import OfflineMT
 from tfds_scan.offline_scan import OfflineScan
 
 DATA_DIR_ENV_VAR = "COMPGEN_TF_DATA_DIR"
@@ -62,12 +63,15 @@ def build_once(make_builder, data_dir: Path):
 
 
 def load_pairs(name: str, split: str = "train", **kwargs) -> list[tuple[str, str]]:
-    """``load`` as a list of ``(command, actions)`` string pairs, in the same order.
+    """``load`` as a list of ``(command, actions)`` (SCAN) or ``(source, target)`` (MT)
+    string pairs, in the same order.
 
-    Equal to ``load_examples`` (which generates the same pairs without TFDS files); the
-    training tools read SCAN through this, i.e. through the TFDS builder.
+    Equal to ``load_examples`` / ``mt.load_mt_examples`` (which make the same pairs without
+    TFDS files); the training tools read their data through this, i.e. through the TFDS
+    builders.
     """
-    return [(example["commands"].decode(), example["actions"].decode())
+    source, target = ("source", "target") if name in mt.CONFIG_NAMES else ("commands", "actions")
+    return [(example[source].decode(), example[target].decode())
             for example in load(name, split, **kwargs).as_numpy_iterator()]
 
 
@@ -80,23 +84,26 @@ def load(
     validation_carve: str = "random",
     data_dir: str | os.PathLike | None = None,
 ) -> tf.data.Dataset:
-    """Load one split of a SCAN config, in official order and multiplicity.
+    """Load one split of a SCAN or MT config, in official order and multiplicity.
 
-    Builds the ``offline_scan/<name>`` TFDS dataset into ``data_dir`` on first use (no
-    download), then reads it unshuffled.
+    Builds the ``offline_scan/<name>`` (or ``offline_mt/<name>``) TFDS dataset into
+    ``data_dir`` on first use (no download), then reads it unshuffled.
 
     Args:
-        name: One of ``tfds_scan.CONFIG_NAMES``, e.g. ``"addprim_jump"``.
-        split: ``"train"`` or ``"test"`` (official), ``"validation"`` (a seeded subset of
-            train lines) or ``"fit"`` (train minus validation).
+        name: One of ``tfds_scan.CONFIG_NAMES``, e.g. ``"addprim_jump"``, or of
+            ``tfds_scan.mt.CONFIG_NAMES``, e.g. ``"mt_eng_fra"``.
+        split: ``"train"`` or ``"test"`` (official; the MT configs also have ``"daxy"``),
+            ``"validation"`` (a seeded subset of train lines) or ``"fit"`` (train minus
+            validation).
         validation_fraction: Share of train lines held out as validation, in (0, 1).
         validation_seed: Seed of the validation carve.
         validation_carve: ``"random"`` or ``"tail"`` (see ``splits.split_line_indices``).
         data_dir: TFDS data directory; default ``default_data_dir()``.
 
     Returns:
-        A dataset of ``{"commands": tf.string, "actions": tf.string}`` scalars, equal to
-        ``load_examples(name, split, ...)``.
+        A dataset of ``{"commands": tf.string, "actions": tf.string}`` scalars (MT:
+        ``{"source", "target"}``), equal to ``load_examples(name, split, ...)`` (MT:
+        ``mt.load_mt_examples``).
 
     Raises:
         ValueError: For an unknown config or split, or a bad validation_fraction or carve.
@@ -106,20 +113,27 @@ def load(
         >>> next(iter(ds))["commands"].numpy()
         b'jump opposite right twice and turn opposite right thrice'
     """
-    splits.check_config_name(name)
-    splits.check_split_name(split)
+    if name in mt.CONFIG_NAMES:
+        builder_class, official = OfflineMT, mt.SPLITS
+        if split not in official + ("validation", "fit"):
+            raise ValueError(f"Unknown split {split!r}; valid splits: train, validation, fit, "
+                             "test, daxy.")
+    else:
+        builder_class, official = OfflineScan, ("train", "test")
+        splits.check_config_name(name)
+        splits.check_split_name(split)
     splits.check_validation_fraction(validation_fraction)
     splits.check_validation_carve(validation_carve)
     data_dir = Path(data_dir if data_dir else default_data_dir())
-    builder = build_once(lambda: OfflineScan(config=name, data_dir=os.fspath(data_dir)),
+    builder = build_once(lambda: builder_class(config=name, data_dir=os.fspath(data_dir)),
                          data_dir)
     # One file at a time, in file order: the official order is part of the contract.
     read_config = tfds.ReadConfig(interleave_cycle_length=1)
-    source_split = "test" if split == "test" else "train"
+    source_split = split if split in official else "train"
     dataset = builder.as_dataset(
         split=source_split, shuffle_files=False, read_config=read_config
     )
-    if split in ("test", "train"):
+    if split in official:
         return dataset
     num_train_lines = builder.info.splits["train"].num_examples
     kept_lines = splits.split_line_indices(
