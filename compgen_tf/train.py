@@ -36,9 +36,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=DEFAULT_MODEL,
                         choices=sorted(registry.MODELS),
                         help=f"model to train (default: {DEFAULT_MODEL})")
-    parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES, metavar="SPLIT",
+    parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES + tfds_scan.MT_CONFIG_NAMES,
+                        metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "
-                             + ", ".join(tfds_scan.CONFIG_NAMES))
+                             + ", ".join(tfds_scan.CONFIG_NAMES) + "; or the English-French "
+                             "set: " + ", ".join(tfds_scan.MT_CONFIG_NAMES))
     parser.add_argument("--task", help="task of a model that trains on episodes or a toy "
                                        "task instead of a SCAN split: " + ", ".join(
                                            name for name, spec in registry.MODELS.items()

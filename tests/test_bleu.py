@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from compgen_tf.training.bleu import corpus_bleu, nltk_corpus_bleu
+from compgen_tf.training.bleu import corpus_bleu, nltk_corpus_bleu, translation_scores
 
 
 def test_one_sentence_by_hand():
@@ -50,3 +50,20 @@ def test_no_match_of_some_order_scores_zero_and_bad_input_is_refused():
         corpus_bleu(["a", "b"], [["a"]])
     with pytest.raises(ValueError, match="at least one reference"):
         corpus_bleu(["a"], [[]])
+
+
+def test_translation_scores_both_ways():
+    sources = ["i m ok .", "i m ok .", "he s wet .", "i m ill ."]
+    targets = ["je vais bien .", "ca va .", "il est mouille .", "je suis malade ."]
+    predictions = ["ca va .", "ca va .", "il est mouille .", "je suis malade . . ."]
+    scores = translation_scores(sources, targets, predictions)
+    # Free decoding: every pair against its own target.
+    assert scores["bleu"] == pytest.approx(corpus_bleu(predictions, [[t] for t in targets]))
+    # The authors' way: "ca va ." (3 words) is left out; "ca va ." for the first pair is
+    # scored against both targets of "i m ok ."; predictions are cut to 4 + 1 words.
+    assert scores["pairs_scored_authors"] == 3
+    assert scores["bleu_authors"] == pytest.approx(nltk_corpus_bleu(
+        ["ca va .", "il est mouille .", "je suis malade . ."],
+        [["je vais bien .", "ca va ."], ["il est mouille ."], ["je suis malade ."]]))
+    with pytest.raises(ValueError, match="expected as many of each"):
+        translation_scores(sources, targets, predictions[:2])

@@ -29,7 +29,9 @@ def test_every_model_is_registered_once_with_its_tasks():
         registry.SCAN_MODELS)
     assert {s.experiment.kind for s in registry.MODELS.values()} == {"scan", "episodes", "toy"}
     assert all(s.experiment.kind == s.trains_on for s in registry.MODELS.values())
-    assert registry.MODELS["syntactic_attention"].tasks == tuple(tfds_scan.CONFIG_NAMES)
+    assert registry.MODELS["syntactic_attention"].tasks == tuple(tfds_scan.CONFIG_NAMES) + tuple(
+        tfds_scan.MT_CONFIG_NAMES)
+    assert registry.MODELS["equivariant_seq2seq"].tasks == tuple(tfds_scan.CONFIG_NAMES)
     assert registry.MODELS["stack_lstm"].tasks == ("palindromes", "palindromes_depth")
     with pytest.raises(ValueError, match="unknown model 'lstm'; available: "):
         registry.build("lstm")

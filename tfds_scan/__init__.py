@@ -12,6 +12,7 @@ Example:
 """
 
 from tfds_scan.grammar import all_commands, interpret
+from tfds_scan.mt import CONFIG_NAMES as MT_CONFIG_NAMES
 from tfds_scan.loader import default_data_dir, load, load_pairs
 from tfds_scan.offline_mt import OfflineMT
 from tfds_scan.offline_scan import OfflineScan
@@ -31,6 +32,7 @@ from tfds_scan.splits import (
 
 __all__ = [
     "CONFIG_NAMES",
+    "MT_CONFIG_NAMES",
     "OFFICIAL_FILES",
     "SPLIT_NAMES",
     "VALIDATION_CARVES",

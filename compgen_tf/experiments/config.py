@@ -65,8 +65,12 @@ class ConfigError(ValueError):
 
 
 def config_path(model: str, split: str) -> Path:
-    """The committed configuration of `model` on `split`, falling back to the model's default."""
-    for candidate in (CONFIG_DIR / model / f"{split}.json", CONFIG_DIR / model / "default.json"):
+    """The committed configuration of `model` on `split`, falling back to the model's default
+    (for the English-French configs `mt_*`: to the model's `mt.json`, then its default)."""
+    from tfds_scan.mt import CONFIG_NAMES as MT_CONFIG_NAMES
+
+    names = [split, "mt", "default"] if split in MT_CONFIG_NAMES else [split, "default"]
+    for candidate in [CONFIG_DIR / model / f"{name}.json" for name in names]:
         if candidate.exists():
             return candidate
     raise ConfigError(f"no configuration for model {model!r}: expected {CONFIG_DIR / model}/"

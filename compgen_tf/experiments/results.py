@@ -45,6 +45,14 @@ def run_record(metrics: dict, run_dir=None) -> dict:
               "test_accuracy": metrics["accuracy"]["test"],
               "wall_time_s": metrics["wall_time_s"], "steps": metrics["steps"],
               "best_step": metrics.get("best_step")}
+    bleu = metrics.get("bleu", {})  # a run on the English-French set
+    if "test" in bleu:
+        record.update(test_bleu=bleu["test"]["bleu"],
+                      test_bleu_authors=bleu["test"]["bleu_authors"])
+    if "daxy" in bleu:
+        translations = bleu["daxy"]["translations"]
+        record.update(daxy_exact=sum(t["exact"] for t in translations),
+                      daxy_translations=[t["predicted"] for t in translations])
     # What trained this seed, from its own run directory (not the command collecting it).
     for key, value in (("command", metrics.get("command")),
                        ("commit", metrics.get("versions", {}).get("commit"))):

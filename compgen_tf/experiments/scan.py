@@ -4,6 +4,12 @@ A run directory holds `config.json` (the resolved configuration),
 `source_vocabulary.json` / `target_vocabulary.json`, `checkpoints/`,
 `best_model.keras`, `history.jsonl`, `logs/` (TensorBoard), `metrics.json`, and
 `errors_<split>.jsonl` (the wrongly translated examples of each split).
+
+The same experiment trains the SCAN models on the English-French set (`--split mt_eng_fra`
+and the other `tfds_scan.MT_CONFIG_NAMES`). There a source word that training never saw
+becomes `<unk>` instead of an error, the metrics add BLEU both ways
+(`compgen_tf.training.bleu.translation_scores`) to exact match, and the `daxy` split (the
+8 sentences of Lake & Baroni's novel-word test) is scored too, its translations listed.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import tfds_scan
 from compgen_tf import registry
 from compgen_tf.experiments.experiment import (Experiment, account_warm_start, class_arguments,
                                                load_run_model, prepare_run_dir, start_from)
+from compgen_tf.training.bleu import translation_scores
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.distribute import is_chief, wait_for_workers, worker_index
 from compgen_tf.training.evaluation import evaluate_split
@@ -28,6 +35,16 @@ from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import Vocabulary
 
 EVALUATED_SPLITS = ("train", "validation", "test")
+MT_EVALUATED_SPLITS = EVALUATED_SPLITS + ("daxy",)
+
+
+def is_translation(split: str) -> bool:
+    """Whether `split` names a config of the English-French set rather than of SCAN."""
+    return split in tfds_scan.MT_CONFIG_NAMES
+
+
+def evaluated_splits(split: str) -> tuple:
+    return MT_EVALUATED_SPLITS if is_translation(split) else EVALUATED_SPLITS
 
 
 def split_examples(split: str, part: str, data: dict):
@@ -40,7 +57,7 @@ def split_examples(split: str, part: str, data: dict):
 
 
 def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
-              evaluate_splits=EVALUATED_SPLITS, strategy=None,
+              evaluate_splits=None, strategy=None,
               warm_start_from=None, model=None) -> dict | None:
     """Trains `config["model"]` on `config["split"]`, then evaluates it; returns the metrics.
 
@@ -48,7 +65,8 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     `warm_start_from`: a run directory of the same model and seed (a Hyperband trial's
     parent) whose last checkpoint this run continues from, up to its own `max_steps`;
     recorded in the metrics as `warm_start` (used only when `run_dir` has no checkpoint yet).
-    `evaluate_splits` names the splits scored after training (tuning leaves out "test").
+    `evaluate_splits` names the splits scored after training (tuning leaves out "test";
+    default `evaluated_splits(config["split"])`).
     `model`: the model to train, from `SCAN.build(config, seed)` (default: built here so).
     `strategy` is a `tf.distribute` strategy (`compgen_tf.training.distribute.make_strategy`). Under
     `multi_worker` only the chief writes `run_dir` and evaluates; every other worker keeps
@@ -99,26 +117,40 @@ def vocabularies(train_examples):
             Vocabulary.from_texts((a for _, a in train_examples), name="target"))
 
 
-def evaluate_run(run_dir, splits=EVALUATED_SPLITS, verbose: int = 1) -> dict:
-    """Exact-match accuracy of a run's best model on its splits; writes metrics and errors."""
+def evaluate_run(run_dir, splits=None, verbose: int = 1) -> dict:
+    """Exact-match accuracy (and, on the English-French set, BLEU) of a run's best model on
+    `splits` (default `evaluated_splits` of its split); writes metrics and errors."""
     run_dir = Path(run_dir)
     config = json.loads((run_dir / "config.json").read_text())
+    splits = evaluated_splits(config["split"]) if splits is None else splits
     model = load_run_model(run_dir)
-    accuracy, started = {}, time.perf_counter()
+    translation = is_translation(config["split"])
+    accuracy, bleu, started = {}, {}, time.perf_counter()
     for part in splits:
-        split = encode_split(model, split_examples(config["split"], part, config["data"]))
+        split = encode_split(model, split_examples(config["split"], part, config["data"]),
+                             unknown_words="unk" if translation else "error")
         result = evaluate_split(model, split)
         accuracy[part] = result.accuracy
+        if translation:
+            bleu[part] = translation_scores(split.commands, split.actions, result.predictions)
+            if part == "daxy":
+                bleu[part]["translations"] = [
+                    {"source": c, "expected": a, "predicted": p, "exact": bool(ok)}
+                    for c, a, p, ok in zip(split.commands, split.actions, result.predictions,
+                                           result.correct)]
         with open(run_dir / f"errors_{part}.jsonl", "w") as errors:
             for record in result.errors(split):
                 errors.write(json.dumps(record) + "\n")
         if verbose:
+            scores = (f", BLEU {bleu[part]['bleu']:.2f} (authors' way "
+                      f"{bleu[part]['bleu_authors']:.2f})" if translation else "")
             print(f"{part:>10}: exact match {result.accuracy:.4f} "
-                  f"({int(result.correct.sum())}/{len(split)})")
+                  f"({int(result.correct.sum())}/{len(split)}){scores}")
     metrics_file = run_dir / "metrics.json"
     metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
     metrics.update({"model": config["model"], "split": config["split"], "seed": config["seed"],
-                    "accuracy": accuracy, "evaluation_time_s": round(time.perf_counter() - started, 1),
+                    "accuracy": accuracy, **({"bleu": bleu} if translation else {}),
+                    "evaluation_time_s": round(time.perf_counter() - started, 1),
                     "versions": package_versions()})
     metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
@@ -150,12 +182,11 @@ class ScanExperiment(Experiment):
     def train(self, config, run_dir, seed=0, verbose=1, command="", evaluate_splits=None,
               warm_start_from=None, model=None, strategy=None):
         return train_run(config, run_dir, seed=seed, verbose=verbose, command=command,
-                         evaluate_splits=EVALUATED_SPLITS if evaluate_splits is None
-                         else evaluate_splits, strategy=strategy,
+                         evaluate_splits=evaluate_splits, strategy=strategy,
                          warm_start_from=warm_start_from, model=model)
 
     def evaluate(self, run_dir, splits=None, verbose=1):
-        return evaluate_run(run_dir, EVALUATED_SPLITS if splits is None else splits, verbose)
+        return evaluate_run(run_dir, splits, verbose)
 
     def fit_examples(self, config):
         return len(split_examples(config["split"], "fit", config["data"]))

@@ -160,11 +160,13 @@ class Seq2SeqModel(TrainStep, keras.Model):
         `Seq2SeqPreprocessor.decode_actions`."""
         return self.preprocessor.decode_actions(ids)
 
-    def encode_actions(self, actions):
+    def encode_actions(self, actions, check_known=True):
         """Action strings → ids (batch, length) ending with `<eos>`, `<pad>` after (the
-        preprocessor's lookup); raises `UnknownTokenError` for a token outside the vocabulary."""
+        preprocessor's lookup); raises `UnknownTokenError` for a token outside the vocabulary
+        (with `check_known=False` it becomes `<unk>`)."""
         actions = _as_str_list(actions)
-        self.target_vocabulary.check_known(actions)
+        if check_known:
+            self.target_vocabulary.check_known(actions)
         return self.preprocessor.encode_actions(tf.constant(actions, tf.string, [len(actions)]))[0]
 
     def check_commands(self, commands):

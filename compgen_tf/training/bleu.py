@@ -76,3 +76,43 @@ def corpus_bleu(hypotheses: Sequence, references: Sequence[Sequence]) -> float:
 def nltk_corpus_bleu(hypotheses: Sequence, references: Sequence[Sequence]) -> float:
     """NLTK's `corpus_bleu` × 100 (default weights, no smoothing), as the authors' script uses it."""
     return _score(hypotheses, references, nltk_denominators=True)
+
+
+# The authors' script leaves out targets of fewer than 4 words (`len(true_actions[0]) < 6`
+# with <SOS> and <EOS> counted).
+AUTHORS_MIN_TARGET_WORDS = 4
+
+
+def translation_scores(sources: Sequence[str], targets: Sequence[str],
+                       predictions: Sequence[str]) -> dict:
+    """BLEU of greedy translations of a split, two ways (each in [0, 100]).
+
+    - `bleu`: sacreBLEU-style corpus BLEU of every pair, the prediction (free greedy
+      decoding, up to the model's output budget, cut at `<eos>`) against that pair's target.
+    - `bleu_authors`: as the Syntactic Attention authors' `evaluate_bleu.py` computes it:
+      pairs whose target has fewer than 4 words left out; each remaining pair's prediction
+      cut to the decoding budget the script gives every sentence of a split (its longest
+      target plus `<eos>`, since it sets the model's `max_len` to the split's longest
+      target) and scored against every target of an identical source in the split, with
+      NLTK's conventions (`nltk_corpus_bleu`).
+
+    Args:
+        sources, targets: the split's pairs, as strings.
+        predictions: the model's translation of each source, as a string.
+
+    Example:
+        >>> translation_scores(["i am ok ."], ["je vais bien ."], ["je vais bien ."])
+        {'bleu': 100.0, 'bleu_authors': 100.0, 'pairs_scored_authors': 1}
+    """
+    if not len(sources) == len(targets) == len(predictions):
+        raise ValueError(f"{len(sources)} sources, {len(targets)} targets and "
+                         f"{len(predictions)} predictions: expected as many of each")
+    free = corpus_bleu(predictions, [[t] for t in targets])
+    references: dict[str, list[str]] = {}
+    for source, target in zip(sources, targets):
+        references.setdefault(source, []).append(target)
+    budget = max(len(t.split()) for t in targets) + 1
+    kept = [i for i, t in enumerate(targets) if len(t.split()) >= AUTHORS_MIN_TARGET_WORDS]
+    authors = (nltk_corpus_bleu([predictions[i].split()[:budget] for i in kept],
+                                [references[sources[i]] for i in kept]) if kept else 0.0)
+    return {"bleu": free, "bleu_authors": authors, "pairs_scored_authors": len(kept)}

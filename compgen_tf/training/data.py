@@ -32,18 +32,24 @@ class EncodedSplit:
         return (self.target_ids != PAD_ID).sum(axis=1)
 
 
-def encode_split(model, examples) -> EncodedSplit:
+def encode_split(model, examples, unknown_words: str = "error") -> EncodedSplit:
     """Encodes (command, actions) pairs with the model's own tokenizer.
 
-    Raises `UnknownTokenError` naming any word outside the model's vocabularies.
+    `unknown_words="error"` (SCAN) raises `UnknownTokenError` naming any source word outside
+    the model's vocabulary; `"unk"` (natural text, whose test sentences have words training
+    never saw) encodes it as `<unk>`. A target word outside the vocabulary is `<unk>` either
+    way, which no prediction matches.
     """
     if not examples:
         raise ValueError("cannot encode an empty split")
+    if unknown_words not in ("error", "unk"):
+        raise ValueError(f"unknown_words must be 'error' or 'unk', got {unknown_words!r}")
     commands = [c for c, _ in examples]
     actions = [a for _, a in examples]
-    model.check_commands(commands)
+    if unknown_words == "error":
+        model.check_commands(commands)
     source_ids, _ = model.encode_commands(commands)
-    target_ids = model.encode_actions(actions)
+    target_ids = model.encode_actions(actions, check_known=unknown_words == "error")
     return EncodedSplit(commands, actions, source_ids.numpy(), target_ids.numpy())
 
 

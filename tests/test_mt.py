@@ -1,0 +1,69 @@
+"""The SCAN models on the English-French set: training, evaluation with BLEU, export."""
+
+import json
+
+import keras
+import tensorflow as tf
+
+from compgen_tf.cli.export import export_model
+from compgen_tf.experiments.config import config_path, load_config
+from compgen_tf.experiments.results import run_record
+from compgen_tf.experiments.scan import train_run
+from compgen_tf.models.syntactic_attention.syntactic_attention import SyntacticAttention
+from compgen_tf.training.data import encode_split
+from compgen_tf.training.fit import fit_split
+from compgen_tf.vocabulary import Vocabulary
+from tfds_scan import mt
+
+TINY = dict(semantic_dim=16, syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
+            dropout=0.0)
+
+
+def test_syntactic_attention_learns_french_pairs_and_serves_them(tmp_path):
+    # Twelve short French -> English training pairs from the shipped training file, one per
+    # source sentence (the file translates some sentences two ways).
+    pairs = list({s: (s, t) for s, t in mt.mt_examples("mt_fra_eng")["train"]
+                  if len(s.split()) <= 4}.values())[:12]
+    source = Vocabulary.from_texts(s for s, _ in pairs)
+    target = Vocabulary.from_texts(t for _, t in pairs)
+    keras.utils.set_random_seed(0)
+    model = SyntacticAttention(source.words, target.words, max_output_length=8, **TINY)
+    split = encode_split(model, pairs)
+    settings = {"batch_size": 12, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 600,
+                "eval_every": 50, "checkpoint_every": 1000, "patience": 100,
+                "stop_at_accuracy": 1.0}
+    summary = fit_split(model, settings, tmp_path / "run", split, split, seed=0, verbose=0)
+    assert summary["best_val_accuracy"] == 1.0, summary
+    best = keras.saving.load_model(tmp_path / "run" / "best_model.keras")
+    assert best.translate([s for s, _ in pairs]) == [t for _, t in pairs]
+
+    export_model(best, tmp_path / "export" / "1")
+    serve = tf.saved_model.load(str(tmp_path / "export" / "1")).signatures["serving_default"]
+    out = serve(commands=tf.constant([pairs[0][0], "je suis daxiste ."]))
+    assert [a.decode() for a in out["actions"].numpy()] == [pairs[0][1], ""]
+    errors = [e.decode() for e in out["error"].numpy()]
+    assert errors[0] == "" and "unknown word(s):" in errors[1] and "daxiste" in errors[1]
+
+
+def test_a_translation_run_scores_bleu_and_lists_the_daxy_sentences(tmp_path):
+    config = load_config(config_path("syntactic_attention", "mt_eng_fra"))
+    assert config["training"]["learning_rate"] == 0.00015
+    assert config["model_args"]["command_grammar"] is None
+    config["model_args"].update(TINY)
+    config["training"].update(max_steps=2, eval_every=2, checkpoint_every=2)
+    config.update(model="syntactic_attention", split="mt_eng_fra")
+    # Trained without the daxy copies: "daxy" is a word training never saw, encoded <unk>.
+    metrics = train_run(config, tmp_path, seed=0, verbose=0, evaluate_splits=("daxy",))
+    daxy = metrics["bleu"]["daxy"]
+    assert 0.0 <= daxy["bleu"] <= 100.0 and 0.0 <= daxy["bleu_authors"] <= 100.0
+    assert daxy["pairs_scored_authors"] == 8  # every target has 4 tokens or more
+    assert [t["source"] for t in daxy["translations"]] == [
+        s for s, _ in mt.mt_examples("mt_eng_fra")["daxy"]]
+    assert metrics["accuracy"]["daxy"] == sum(t["exact"] for t in daxy["translations"]) / 8
+    assert json.loads((tmp_path / "metrics.json").read_text())["bleu"]["daxy"] == daxy
+    record = run_record({**metrics, "accuracy": {**metrics["accuracy"], "validation": 0.0,
+                                                 "test": 0.0},
+                         "bleu": {**metrics["bleu"], "test": {"bleu": 12.5, "bleu_authors": 13.0}}})
+    assert (record["test_bleu"], record["test_bleu_authors"]) == (12.5, 13.0)
+    assert record["daxy_exact"] == sum(t["exact"] for t in daxy["translations"])
+    assert record["daxy_translations"] == [t["predicted"] for t in daxy["translations"]]
