@@ -6,16 +6,9 @@ import tensorflow_datasets as tfds
 
 from tfds_scan import mt
 from tfds_scan.local_code_path import LocalCodePath
+from tfds_scan.offline_scan import LAKE_BARONI_2018_CITATION
 
-_CITATION = """\
-@inproceedings{lake2018generalization,
-  title={Generalization without Systematicity: On the Compositional Skills of
-         Sequence-to-Sequence Recurrent Networks},
-  author={Lake, Brenden and Baroni, Marco},
-  booktitle={International Conference on Machine Learning},
-  pages={2873--2882},
-  year={2018}
-}
+_CITATION = LAKE_BARONI_2018_CITATION + """\
 @inproceedings{russin2020factorizing,
   title={Compositional generalization by factorizing alignment and translation},
   author={Russin, Jacob and Jo, Jason and O'Reilly, Randall C and Bengio, Yoshua},

@@ -11,7 +11,8 @@ import tensorflow_datasets as tfds
 from tfds_scan import splits
 from tfds_scan.local_code_path import LocalCodePath
 
-_CITATION = """\
+# Also the source of the English-French set (offline_mt).
+LAKE_BARONI_2018_CITATION = """\
 @inproceedings{lake2018generalization,
   title={Generalization without Systematicity: On the Compositional Skills of
          Sequence-to-Sequence Recurrent Networks},
@@ -62,7 +63,7 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
             ),
             supervised_keys=("commands", "actions"),
             homepage="https://github.com/brendenlake/SCAN",
-            citation=_CITATION,
+            citation=LAKE_BARONI_2018_CITATION,
             # Without this TFDS reorders examples by hashed key when writing.
             disable_shuffling=True,
         )
