@@ -318,7 +318,7 @@ def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatc
     from compgen_tf.experiments import episodes as meta_training
     from compgen_tf.training.fit import META_TRAINING_DEFAULTS, fit_run
 
-    training = {"max_steps": 6, "eval_every": 100, "checkpoint_every": 1}
+    training = {"max_steps": 6, "eval_every": 100, "checkpoint_every": 2}
     validation = episodes.validation_episodes("add_jump_augmentation", 1)
 
     class DieAtStep3(keras.callbacks.Callback):
