@@ -401,8 +401,11 @@ def test_syntax_embeddings_l2_walks_an_untrained_row_to_zero(tmp_path, l2):
     jump, walk = (int(ids_of(model, [word])[0, 1]) for word in ("jump", "walk"))
     before = embedding.numpy()
     assert len(model.losses) == (1 if l2 else 0)
-    settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 300,
-                "eval_every": 300, "checkpoint_every": 1000, "patience": 100}
+    # The penalty needs a few hundred Adam steps to walk the row down; without it the row
+    # must stay exactly as drawn, which a short run shows as well as a long one.
+    steps = 300 if l2 else 60
+    settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": steps,
+                "eval_every": steps, "checkpoint_every": 1000, "patience": 100}
     fit_split(model, settings, tmp_path, split, split, seed=3, verbose=0)
     after = embedding.numpy()
     if l2:
