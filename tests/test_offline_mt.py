@@ -73,5 +73,5 @@ def test_bad_names_are_refused():
         mt.mt_examples("mt_deu")
     with pytest.raises(ValueError, match="Unknown split 'dev'"):
         tfds_scan.load("mt_eng_fra", "dev")
-    with pytest.raises(ValueError, match="unknown split 'dev'"):
+    with pytest.raises(ValueError, match="Unknown split 'dev'"):
         mt.load_mt_examples("mt_eng_fra", "dev")

@@ -115,9 +115,7 @@ def load(
     """
     if name in mt.CONFIG_NAMES:
         builder_class, official = OfflineMT, mt.SPLITS
-        if split not in official + ("validation", "fit"):
-            raise ValueError(f"Unknown split {split!r}; valid splits: train, validation, fit, "
-                             "test, daxy.")
+        mt.check_split_name(split)
     else:
         builder_class, official = OfflineScan, ("train", "test")
         splits.check_config_name(name)

@@ -54,6 +54,13 @@ def check_config_name(name: str) -> None:
                          f"{', '.join(CONFIG_NAMES)}")
 
 
+def check_split_name(split: str) -> None:
+    """Raises a ValueError listing the splits if `split` is not one of an MT config's."""
+    if split not in SPLITS + ("validation", "fit"):
+        raise ValueError(f"Unknown split {split!r}; valid splits: train, validation, fit, "
+                         "test, daxy.")
+
+
 def mt_examples(name: str) -> dict[str, list[tuple[str, str]]]:
     """`{"train", "test", "daxy"}` -> (source, target) pairs of config `name`, file order."""
     check_config_name(name)
@@ -74,9 +81,7 @@ def load_mt_examples(name: str, split: str = "train", *, validation_fraction: fl
     or `validation` / `fit` carved from train as for SCAN. Same contents and order as
     `tfds_scan.load_pairs(name, split, ...)`."""
     check_config_name(name)
-    if split not in SPLITS + ("validation", "fit"):
-        raise ValueError(f"unknown split {split!r}; valid splits: train, validation, fit, "
-                         "test, daxy")
+    check_split_name(split)
     splits.check_validation_fraction(validation_fraction)
     splits.check_validation_carve(validation_carve)
     examples = mt_examples(name)
