@@ -53,7 +53,12 @@ def test_a_translation_run_scores_bleu_and_lists_the_daxy_sentences(tmp_path):
     config["training"].update(max_steps=2, eval_every=2, checkpoint_every=2)
     config.update(model="syntactic_attention", split="mt_eng_fra")
     # Trained without the daxy copies: "daxy" is a word training never saw, encoded <unk>.
+    assert config["training"]["selection"] == "bleu"
     metrics = train_run(config, tmp_path, seed=0, verbose=0, evaluate_splits=("daxy",))
+    # Selected on validation BLEU: the history and the summary carry it.
+    (line,) = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
+    assert 0.0 <= line["val_bleu"] <= 100.0 and metrics["best_val_bleu"] == line["val_bleu"]
+    assert "best_val_accuracy" not in metrics
     daxy = metrics["bleu"]["daxy"]
     assert 0.0 <= daxy["bleu"] <= 100.0 and 0.0 <= daxy["bleu_authors"] <= 100.0
     assert daxy["pairs_scored_authors"] == 8  # every target has 4 tokens or more

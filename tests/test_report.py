@@ -227,3 +227,41 @@ def test_the_project_readme_table_and_the_check_mode(results_dir, tmp_path, caps
     assert generate(results_dir, *arguments, "--check") == 1
     err = capsys.readouterr().err
     assert "README.md differs" in err and "results table differs" in err
+
+
+def test_translation_results_get_their_own_table_with_bleu_and_daxy(tmp_path, capsys):
+    results = tmp_path / "results"
+    translation_runs = [dict(run, test_bleu=bleu, test_bleu_authors=authors, daxy_exact=daxy,
+                             daxy_translations=["tu es daxiste ."] + ["je suis daxiste ."] * 7)
+                        for run, bleu, authors, daxy in zip(runs([0.10, 0.20, 0.30]),
+                                                            [20.0, 24.0, 31.0],
+                                                            [30.5, 35.5, 40.5], [2, 5, 0])]
+    write_results("syntactic_attention", "mt_eng_fra_daxy", "cmd", translation_runs,
+                  {"keras": "3"}, results_dir=results, provenance=POST_HOC)
+    assert generate(results) == 0
+    readme = (results / "README.md").read_text()
+    section = readme.split("## Machine translation")[1].split("\n## ")[0]
+    assert "not in our copy" in section
+    cells = row_of(section, "syntactic_attention", "mt_eng_fra_daxy")
+    # BLEU: mean ± sample std, median, min–max; then the authors' way; exact match; daxy x/8.
+    assert cells[2:9] == ["25.00 ± 5.57", "24.00", "20.00–31.00", "35.50 ± 5.00", "35.50",
+                          "30.50–40.50", "20.0 ± 10.0"]
+    assert cells[9:11] == ["2/8, 5/8, 0/8", "3"]
+    assert "mt_eng_fra_daxy" not in readme.split("## Other results")[1].split("\n## ")[0]
+    # Every seed's daxy translations, under the sentences and references of the split.
+    daxy = section.split("the daxy sentences")[1].splitlines()
+    assert daxy[2] == "| source | reference | seed 0 | seed 1 | seed 2 |"
+    assert daxy[4] == ("| you are daxy . | tu es daxiste . | **tu es daxiste .** | "
+                       "**tu es daxiste .** | **tu es daxiste .** |")
+    assert daxy[6] == ("| i am not daxy . | je ne suis pas daxiste . | je suis daxiste . | "
+                       "je suis daxiste . | je suis daxiste . |")
+
+    # A translation file without BLEU is named, not shown as a row of zeros.
+    for run in translation_runs:
+        del run["test_bleu"]
+    (results / "syntactic_attention" / "mt_eng_fra_daxy.json").unlink()
+    write_results("syntactic_attention", "mt_eng_fra_daxy", "cmd", translation_runs,
+                  {"keras": "3"}, results_dir=results, provenance=POST_HOC)
+    capsys.readouterr()
+    assert generate(results) == 2
+    assert "needs ['test_bleu'] in every run" in capsys.readouterr().err

@@ -35,7 +35,10 @@ TRAINING_KEYS = {
     # steps (SCAN models, toy tasks), or once, at learning_rate_drop_step (meta-training).
     "learning_rate_decay_steps": int, "learning_rate_drop_step": int,
     "learning_rate_decay_factor": float, "jit_compile": bool,
+    # what model selection maximises on validation: "exact_match" or "bleu" (translation)
+    "selection": str,
 }
+SELECTIONS = ("exact_match", "bleu")
 DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
              # SCAN runs (compgen_tf.experiments.scan): "random" or "tail" (tfds_scan.VALIDATION_CARVES)
              "validation_carve": str,
@@ -155,6 +158,9 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
         raise ConfigError(f"{origin}: training.teacher_forcing_ratio must be in [0, 1]")
     if not 0.0 < config["data"].get("validation_fraction", 0.1) < 1.0:
         raise ConfigError(f"{origin}: data.validation_fraction must be in (0, 1)")
+    if training.get("selection", "exact_match") not in SELECTIONS:
+        raise ConfigError(f"{origin}: training.selection must be one of {list(SELECTIONS)}, "
+                          f"got {training['selection']!r}")
     if config["data"].get("validation_carve", "random") not in VALIDATION_CARVES:
         raise ConfigError(f"{origin}: data.validation_carve must be one of "
                           f"{list(VALIDATION_CARVES)}, got {config['data']['validation_carve']!r}")

@@ -232,6 +232,85 @@ PAPER_RESULTS = {
         paper="symmetry", mean=82.0, source="Table 3, standard LSTM, N_A > 2"),
 }
 
+# The English-French experiment of Russin et al. 2020 (Sec. 4): no number of ours is comparable
+# with a figure of that paper's table, which our copy of the text does not have.
+MT_TITLE = "Machine translation (Russin et al. 2020, Sec. 4: the small English–French set)"
+MT_EXPLANATION = (
+    "Paper: Syntactic Attention and its 'c_i used for translation' variant (our "
+    "`syntax_action`), trained with learning rate 0.00015, \"perform comparably\" in BLEU to "
+    "basic recurrent models (Lake & Baroni 2018; Bastings et al. 2018) on Lake & Baroni's "
+    "10,000 training / 1,191 test pairs. The BLEU figures of the paper's table are not in our "
+    "copy of its text, so no row has a paper number. Ours, per row over seeds (mean ± std, "
+    "median, min–max): corpus BLEU of free greedy decoding on the test pairs (sacreBLEU's "
+    "method, no tokenizer), BLEU the authors' way (`compgen_tf.training.bleu`: reference-length "
+    "decoding, every reference of an identical source, targets under 4 words skipped), test "
+    "exact match, and how many of the 8 daxy sentences each seed translates exactly (trained "
+    "with the 1,000 `i am daxy .` copies). Every seed's daxy translations are in its file.")
+MT_HEADER = ("| model | split | BLEU: mean ± std | median | min–max | BLEU, authors' way: "
+             "mean ± std | median | min–max | exact match (%) | daxy x/8 per seed | n "
+             "| wall time / run | provenance |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+
+
+def is_translation(name: str) -> bool:
+    """A results file of the English-French set (`tfds_scan.mt`'s split names)."""
+    return name.startswith("mt_")
+
+
+def _number_cells(values) -> list[str]:
+    stats = summarize(values)
+    spread = f" ± {stats['std']:.2f}" if stats["n"] > 1 else ""
+    return [f"{stats['mean']:.2f}{spread}", f"{stats['median']:.2f}",
+            f"{stats['min']:.2f}–{stats['max']:.2f}"]
+
+
+def _translation_row(model: str, name: str, entry: dict) -> str:
+    runs = entry["runs"]
+    missing = [field for field in ("test_bleu", "test_bleu_authors", "daxy_exact")
+               if any(field not in run for run in runs)]
+    if missing:
+        raise ReportError(f"malformed results file {entry['path']}: a translation results "
+                          f"file needs {missing} in every run")
+    cells = [model, _split_cell(name, entry),
+             *_number_cells([run["test_bleu"] for run in runs]),
+             *_number_cells([run["test_bleu_authors"] for run in runs]),
+             our_cells(entry)[0],
+             ", ".join(f"{run['daxy_exact']}/8" for run in runs),
+             *our_cells(entry)[3:5], provenance_cell(entry)]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _translation_section(results: dict, used: set) -> list[str]:
+    keys = [key for key in sorted(results) if is_translation(key[1])]
+    lines = [f"## {MT_TITLE}", "", MT_EXPLANATION, ""]
+    if not keys:
+        return lines + ["No results yet.", ""]
+    used.update(keys)
+    lines += [MT_HEADER] + [_translation_row(*key, results[key]) for key in keys] + [""]
+    for key in keys:
+        lines += _daxy_table(*key, results[key])
+    return lines
+
+
+def _daxy_table(model: str, name: str, entry: dict) -> list[str]:
+    """Each seed's translation of the 8 daxy sentences, exact ones in bold."""
+    from tfds_scan import mt
+
+    runs = [run for run in entry["runs"] if "daxy_translations" in run]
+    if not runs:
+        return []
+    pairs = mt.mt_examples(entry["split"])["daxy"]
+    lines = [f"### {model} / {name}: the daxy sentences", "",
+             "| source | reference | " + " | ".join(f"seed {run['seed']}" for run in runs)
+             + " |", "|---|---|" + "---|" * len(runs)]
+    for index, (source, reference) in enumerate(pairs):
+        said = [run["daxy_translations"][index] for run in runs]
+        lines.append("| " + " | ".join([source, reference] + [
+            f"**{text}**" if text == reference else (text or "(empty)") for text in said])
+            + " |")
+    return lines + [""]
+
+
 # The README's results table: the headline row of each paper experiment (every row, with
 # the variants and the reasons behind each provenance label, is in results/README.md).
 SUMMARY_START = "<!-- results-summary:start -->"
@@ -588,6 +667,7 @@ def render_report(results_dir: Path, out: Path, runs_dir: Path):
         for model, name, paper, entry in _paper_rows(results, key, used):
             lines.append(_table_row(model, name, paper, entry))
         lines.append("")
+    lines += _translation_section(results, used)
     others = [key for key in sorted(results) if key not in used]
     lines += ["## Other results", ""]
     if others:

@@ -16,7 +16,8 @@ BEST_MODEL = "best_model.keras"
 class TrainingProgress:
     """The run's selection state, as variables, so that it is checkpointed with the weights.
 
-    `best_accuracy`, `best_loss` (its tie-breaker), `best_step`, `evaluations_since_best`
+    `best_accuracy` (the best selection score: an accuracy, or BLEU / 100), `best_loss` (its
+    tie-breaker), `best_step`, `evaluations_since_best`
     (patience), `finished` and `elapsed_seconds` (training time over every process of the run).
     """
 
@@ -102,8 +103,10 @@ class ModelSelection(keras.callbacks.Callback):
 
     Every `eval_every` steps (and at `max_steps`) it scores `validate(model)`: an accuracy
     (exact match for the sequence models), or {"accuracy", "loss"} where a lower validation
-    loss breaks ties between equal accuracies (the toy tasks). It puts the accuracy in the
-    logs as `val_accuracy`, appends a line to `run_dir/history.jsonl`, and on a new best
+    loss breaks ties between equal accuracies (the toy tasks), or {"accuracy", "bleu"}
+    (translation). The score selected on is the accuracy, or with `select_on="bleu"` the
+    BLEU (0-100, kept as a fraction in the progress). It puts the accuracy in the
+    logs as `val_accuracy` (and `val_bleu`), appends a line to `run_dir/history.jsonl`, and on a new best
     calls `on_best()` (which saves the best model). Training stops
     at `max_steps`, at `stop_at_accuracy`, or after `patience` evaluations without
     improvement; the patience count lives in the `TrainingProgress`, which the checkpoint
@@ -116,11 +119,14 @@ class ModelSelection(keras.callbacks.Callback):
         run_dir: where `history.jsonl` goes.
         on_best: called after each new best score.
         eval_every, max_steps, patience, stop_at_accuracy: the training settings.
+        select_on: "exact_match" (the accuracy) or "bleu".
     """
 
     def __init__(self, validate, progress: TrainingProgress, run_dir, on_best, eval_every: int,
-                 max_steps: int, patience: int, stop_at_accuracy: float):
+                 max_steps: int, patience: int, stop_at_accuracy: float,
+                 select_on: str = "exact_match"):
         super().__init__()
+        self.select_on = select_on
         self.validate, self.progress, self.run_dir = validate, progress, Path(run_dir)
         self.on_best = on_best
         self.eval_every, self.max_steps = int(eval_every), int(max_steps)
@@ -153,9 +159,13 @@ class ModelSelection(keras.callbacks.Callback):
         accuracy, loss = float(scores["accuracy"]), float(scores.get("loss", math.inf))
         if logs is not None:
             logs["val_accuracy"] = accuracy
-        if accuracy > p.value("best_accuracy") or (accuracy == p.value("best_accuracy")
-                                                   and loss < p.value("best_loss")):
-            p["best_accuracy"].assign(accuracy)
+        if self.select_on == "bleu" and "bleu" not in scores:
+            raise ValueError("training.selection 'bleu' needs a translation task (its "
+                             "validation has no BLEU score)")
+        score = float(scores["bleu"]) / 100.0 if self.select_on == "bleu" else accuracy
+        if score > p.value("best_accuracy") or (score == p.value("best_accuracy")
+                                                and loss < p.value("best_loss")):
+            p["best_accuracy"].assign(score)
             p["best_loss"].assign(loss)
             p["best_step"].assign(step)
             p["evaluations_since_best"].assign(0)
@@ -169,4 +179,6 @@ class ModelSelection(keras.callbacks.Callback):
         record = {"step": step, "loss": round(self._loss, 5), "val_accuracy": accuracy}
         if "loss" in scores:
             record["val_loss"] = round(loss, 5)
+        if "bleu" in scores:
+            record["val_bleu"] = round(float(scores["bleu"]), 4)
         append_history(self.run_dir, {**record, "elapsed_s": round(p.value("elapsed_seconds"), 1)})
