@@ -21,6 +21,7 @@ from pathlib import Path
 from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.experiments.episodes import ablation_overrides
+from compgen_tf.experiments.scan import evaluated_splits
 from compgen_tf.training.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
 
 DEFAULT_MODEL = "syntactic_attention"
@@ -53,6 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                         help="override one configuration value (repeatable)")
     parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
+    parser.add_argument("--evaluate-splits", nargs="+", metavar="SPLIT",
+                        help="splits scored after training (default: every split of the task, "
+                             "e.g. train, validation and test; scoring SCAN's whole training "
+                             "set takes a while)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--verbose", action="store_true",
                         help="show TensorFlow's start-up log lines (hidden by default)")
@@ -98,6 +103,15 @@ def main(argv=None) -> int:
         print(f"error: {refused}", file=sys.stderr)
         return 2
     options = {}
+    if args.evaluate_splits is not None:
+        if spec.trains_on == "scan":
+            known = evaluated_splits(task)
+            unknown = [name for name in args.evaluate_splits if name not in known]
+            if unknown:
+                print(f"error: --evaluate-splits: {', '.join(unknown)} is not a split of "
+                      f"{task} (its splits: {', '.join(known)})", file=sys.stderr)
+                return 2
+        options["evaluate_splits"] = tuple(args.evaluate_splits)
     if spec.trains_on == "scan":
         # The strategy comes first: it must configure TensorFlow's devices before anything
         # (here the trial build of the model in resolve_config) initialises them.

@@ -29,8 +29,8 @@ def test_syntactic_attention_learns_french_pairs_and_serves_them(tmp_path):
     keras.utils.set_random_seed(0)
     model = SyntacticAttention(source.words, target.words, max_output_length=8, **TINY)
     split = encode_split(model, pairs)
-    settings = {"batch_size": 12, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 600,
-                "eval_every": 50, "checkpoint_every": 1000, "patience": 100,
+    settings = {"batch_size": 12, "learning_rate": 0.03, "clip_norm": 5.0, "max_steps": 600,
+                "eval_every": 25, "checkpoint_every": 1000, "patience": 100,
                 "stop_at_accuracy": 1.0}
     summary = fit_split(model, settings, tmp_path / "run", split, split, seed=0, verbose=0)
     assert summary["best_val_accuracy"] == 1.0, summary

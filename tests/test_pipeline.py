@@ -83,6 +83,14 @@ def test_bad_config_is_a_clear_error(tmp_path, capsys):
     assert "unknown key training.lr" in capsys.readouterr().err
 
 
+def test_unknown_evaluate_split_is_refused_before_training(tmp_path, capsys):
+    assert train("--split", "simple_p1", "--evaluate-splits", "validation", "dev", "--output",
+                 tmp_path / "r") == 2
+    err = capsys.readouterr().err
+    assert "--evaluate-splits: dev is not a split of simple_p1" in err
+    assert "train, validation, test" in err and not (tmp_path / "r").exists()
+
+
 def test_run_directory_contents(trained_run):
     for name in ("config.json", "source_vocabulary.json", "target_vocabulary.json",
                  "best_model.keras", "metrics.json", "history.jsonl", "errors_test.jsonl"):
