@@ -105,9 +105,9 @@ class ModelSelection(keras.callbacks.Callback):
     (exact match for the sequence models), or {"accuracy", "loss"} where a lower validation
     loss breaks ties between equal accuracies (the toy tasks), or {"accuracy", "bleu"}
     (translation). The score selected on is the accuracy, or with `select_on="bleu"` the
-    BLEU (0-100, kept as a fraction in the progress). It puts the accuracy in the
-    logs as `val_accuracy` (and `val_bleu`), appends a line to `run_dir/history.jsonl`, and on a new best
-    calls `on_best()` (which saves the best model). Training stops
+    BLEU (0-100, kept as a fraction in the progress). It puts the accuracy in the logs as
+    `val_accuracy`, appends a line to `run_dir/history.jsonl` (with `val_bleu` when scored),
+    and on a new best calls `on_best()` (which saves the best model). Training stops
     at `max_steps`, at `stop_at_accuracy`, or after `patience` evaluations without
     improvement; the patience count lives in the `TrainingProgress`, which the checkpoint
     holds, so a restarted run keeps it (Keras' `EarlyStopping` starts over). A non-finite
