@@ -256,6 +256,16 @@ def test_translation_results_get_their_own_table_with_bleu_and_daxy(tmp_path, ca
     assert daxy[6] == ("| i am not daxy . | je ne suis pas daxiste . | je suis daxiste . | "
                        "je suis daxiste . | je suis daxiste . |")
 
+    # A docs page's table of translation results: per-seed BLEU both ways and daxy x/8.
+    from compgen_tf.reporting.report import render_doc_tables
+
+    page = render_doc_tables("<!-- results-table: syntactic_attention/mt_eng_fra_daxy -->\n"
+                             "<!-- results-table:end -->", results)
+    assert page.splitlines()[3] == (
+        "| [syntactic_attention / mt_eng_fra_daxy](../results/syntactic_attention/"
+        "mt_eng_fra_daxy.json) | 20.00 / 24.00 / 31.00 | 30.50 / 35.50 / 40.50 "
+        "| 2/8 / 5/8 / 0/8 | 3 | variant (chosen after test scores were seen) |")
+
     # A translation file without BLEU is named, not shown as a row of zeros.
     for run in translation_runs:
         del run["test_bleu"]

@@ -762,18 +762,31 @@ def render_doc_tables(text: str, results_dir: Path) -> str:
     results, _, _ = read_results_dir(Path(results_dir))
 
     def table(match):
+        keys = match.group(1).split()
+        translation = all(is_translation(key.partition("/")[2]) for key in keys)
         lines = [match.group(0).split("\n", 1)[0],
+                 "| results file | test BLEU per seed | BLEU, authors' way, per seed | daxy "
+                 "x/8 per seed | n | provenance |" if translation else
                  "| results file | test exact match per seed (%) | mean ± std | median "
-                 "| min–max | n | provenance |", "|---|---|---|---|---|---|---|"]
-        for key in match.group(1).split():
+                 "| min–max | n | provenance |",
+                 "|---|---|---|---|---|---|" if translation else "|---|---|---|---|---|---|---|"]
+        for key in keys:
             model, _, name = key.partition("/")
             entry = results.get((model, name)) or pooled_entry(results, model, name)
             if entry is None:
                 raise ReportError(f"a results table names {key}, which has no results file")
-            link = (f"[{name}](../results/{entry['path']})" if "path" in entry else name)
-            seeds = " / ".join(_percent(run["test_accuracy"])
-                               for run in sorted(entry["runs"], key=lambda r: r["seed"]))
-            lines.append("| " + " | ".join([link, seeds, *our_cells(entry)[:4],
+            link = (f"[{model} / {name}](../results/{entry['path']})" if "path" in entry
+                    else name) if translation else (
+                f"[{name}](../results/{entry['path']})" if "path" in entry else name)
+            runs = sorted(entry["runs"], key=lambda r: r["seed"])
+            if translation:
+                cells = [" / ".join(f"{run[field]:.2f}" for run in runs)
+                         for field in ("test_bleu", "test_bleu_authors")]
+                cells += [" / ".join(f"{run['daxy_exact']}/8" for run in runs), str(len(runs))]
+            else:
+                cells = [" / ".join(_percent(run["test_accuracy"]) for run in runs),
+                         *our_cells(entry)[:4]]
+            lines.append("| " + " | ".join([link, *cells,
                                              provenance_cell(entry, with_reason=False)]) + " |")
         return "\n".join(lines + ["<!-- results-table:end -->"])
 
