@@ -55,9 +55,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="override one configuration value (repeatable)")
     parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
     parser.add_argument("--evaluate-splits", nargs="+", metavar="SPLIT",
-                        help="splits scored after training (default: every split of the task, "
-                             "e.g. train, validation and test; scoring SCAN's whole training "
-                             "set takes a while)")
+                        help="SCAN models: the splits scored after training (default: train, "
+                             "validation and test, and daxy on the English-French splits; "
+                             "scoring SCAN's whole training set takes a while)")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--verbose", action="store_true",
                         help="show TensorFlow's start-up log lines (hidden by default)")
@@ -104,13 +104,16 @@ def main(argv=None) -> int:
         return 2
     options = {}
     if args.evaluate_splits is not None:
-        if spec.trains_on == "scan":
-            known = evaluated_splits(task)
-            unknown = [name for name in args.evaluate_splits if name not in known]
-            if unknown:
-                print(f"error: --evaluate-splits: {', '.join(unknown)} is not a split of "
-                      f"{task} (its splits: {', '.join(known)})", file=sys.stderr)
-                return 2
+        if spec.trains_on != "scan":
+            print(f"error: --evaluate-splits applies to the SCAN models, not to {args.model}",
+                  file=sys.stderr)
+            return 2
+        known = evaluated_splits(task)
+        unknown = [name for name in args.evaluate_splits if name not in known]
+        if unknown:
+            print(f"error: --evaluate-splits: {', '.join(unknown)} is not a split of "
+                  f"{task} (its splits: {', '.join(known)})", file=sys.stderr)
+            return 2
         options["evaluate_splits"] = tuple(args.evaluate_splits)
     if spec.trains_on == "scan":
         # The strategy comes first: it must configure TensorFlow's devices before anything

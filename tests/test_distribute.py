@@ -137,7 +137,8 @@ def test_multi_worker_on_two_local_workers_matches_one_device(single_device_run,
     assert chief_code == 0, chief_output
     assert worker_code == 0, worker_output
     assert "worker 1 done" in worker_output
-    assert "validation 0.0000" in chief_output
+    assert "validation 0.0000" in chief_output and "test exact match" not in chief_output
+    assert set(json.loads((run_dir / "metrics.json").read_text())["accuracy"]) == {"validation"}
     # Only the chief leaves files: the other worker's checkpoints are gone once it is done.
     assert not (run_dir / ".worker1").exists()
     assert json.loads((run_dir / "metrics.json").read_text())["steps"] == 6

@@ -89,6 +89,13 @@ def test_unknown_evaluate_split_is_refused_before_training(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--evaluate-splits: dev is not a split of simple_p1" in err
     assert "train, validation, test" in err and not (tmp_path / "r").exists()
+    assert train("--model", "meta_seq2seq", "--task", "mutual_exclusivity",
+                 "--evaluate-splits", "validation", "--output", tmp_path / "m") == 2
+    assert "--evaluate-splits applies to the SCAN models" in capsys.readouterr().err
+    # BLEU selection belongs to the translation splits: refused before any training.
+    assert train("--split", "simple_p1", "--set", "training.selection=bleu", "--output",
+                 tmp_path / "b") == 2
+    assert "needs a translation split" in capsys.readouterr().err
 
 
 def test_run_directory_contents(trained_run):
@@ -120,8 +127,11 @@ def test_rerun_resumes_without_training_again(trained_run, capsys):
 
 
 def test_evaluate_cli(trained_run, capsys):
+    before = json.loads((trained_run / "metrics.json").read_text())["accuracy"]
     assert cli("evaluate", "--run", trained_run, "--splits", "validation") == 0
     assert "validation: exact match" in capsys.readouterr().out
+    # The scores of the splits not evaluated again stay.
+    assert json.loads((trained_run / "metrics.json").read_text())["accuracy"] == before
     assert cli("evaluate", "--run", trained_run / "nope") == 2
     assert "config.json does not exist: is " in capsys.readouterr().err
 

@@ -60,6 +60,9 @@ class Experiment:
         config.pop("split", None)
         config.pop("task", None)
         config.update({"model": model, self.task_key: task})
+        if config["training"].get("selection") == "bleu" and not self.scores_bleu(task):
+            raise ConfigError(f"training.selection 'bleu' needs a translation split (mt_*); "
+                              f"{model} on {task} is scored by exact match")
         self.check_model_args(config)
         if epochs is not None:
             batch_size = config["training"].get("batch_size", 64)
@@ -75,6 +78,10 @@ class Experiment:
         config.setdefault("provenance", unrecorded_provenance(
             f"{path} does not say how its settings were chosen"))
         return config
+
+    def scores_bleu(self, task: str) -> bool:
+        """Whether runs on `task` are scored with BLEU (the English-French splits)."""
+        return False
 
     def check_task(self, model: str, task: str) -> None:
         from compgen_tf import registry

@@ -148,6 +148,10 @@ def evaluate_run(run_dir, splits=None, verbose: int = 1) -> dict:
                   f"({int(result.correct.sum())}/{len(split)}){scores}")
     metrics_file = run_dir / "metrics.json"
     metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
+    # Scores of splits not evaluated this time stay (`evaluate --splits validation` on a
+    # finished run keeps its test score).
+    accuracy = {**metrics.get("accuracy", {}), **accuracy}
+    bleu = {**metrics.get("bleu", {}), **bleu}
     metrics.update({"model": config["model"], "split": config["split"], "seed": config["seed"],
                     "accuracy": accuracy, **({"bleu": bleu} if translation else {}),
                     "evaluation_time_s": round(time.perf_counter() - started, 1),
@@ -162,6 +166,9 @@ class ScanExperiment(Experiment):
 
     kind = "scan"
     task_key = "split"
+
+    def scores_bleu(self, task):
+        return is_translation(task)
 
     def model_arg_names(self, model, task):
         return class_arguments(registry.model_class(model),

@@ -628,6 +628,12 @@ def main(argv=None) -> int:
             raise ConfigError("KERASTUNER_ORACLE_IP is set: keras-tuner would run a distributed "
                               "search; pass --distributed, or unset it")
         base = spec.experiment.resolve_config(args.model, args.task, args.config, args.set)
+        if base["training"].get("selection", "exact_match") != "exact_match":
+            # Trials are ranked on validation exact match, which is about 0 for every
+            # translation trial: a search there would rank noise.
+            raise ConfigError("tune ranks trials on validation exact match; a configuration "
+                              "that selects on BLEU (the English-French splits) cannot be "
+                              "searched yet")
         space_file = Path(args.search_space or search_space_path(args.model))
         specs = load_search_space(space_file, args.model, base)
         fixed = sorted(name.partition("=")[0] for name in args.set

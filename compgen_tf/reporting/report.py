@@ -242,19 +242,23 @@ MT_EXPLANATION = (
     "10,000 training / 1,191 test pairs. The BLEU figures of the paper's table are not in our "
     "copy of its text, so no row has a paper number. Ours, per row over seeds (mean ± std, "
     "median, min–max): corpus BLEU of free greedy decoding on the test pairs (sacreBLEU's "
-    "method, no tokenizer), BLEU the authors' way (`compgen_tf.training.bleu`: reference-length "
-    "decoding, every reference of an identical source, targets under 4 words skipped), test "
-    "exact match, and how many of the 8 daxy sentences each seed translates exactly (trained "
-    "with the 1,000 `i am daxy .` copies). Every seed's daxy translations are in its file.")
+    "method, no tokenizer), BLEU the authors' way (`compgen_tf.training.bleu`: NLTK's "
+    "conventions, a decoding budget of the split's longest target, every reference of an "
+    "identical source, targets under 4 words skipped), test exact match, and how many of the "
+    "8 daxy sentences each seed translates exactly (trained with the 1,000 `i am daxy .` "
+    "copies). Each seed's model is selected on validation BLEU (its validation carve holds "
+    "about 200 of those copies). Every seed's daxy translations are in its file and below.")
 MT_HEADER = ("| model | split | BLEU: mean ± std | median | min–max | BLEU, authors' way: "
              "mean ± std | median | min–max | exact match (%) | daxy x/8 per seed | n "
              "| wall time / run | provenance |\n"
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
-def is_translation(name: str) -> bool:
-    """A results file of the English-French set (`tfds_scan.mt`'s split names)."""
-    return name.startswith("mt_")
+def is_translation(entry: dict) -> bool:
+    """Whether a results entry is of the English-French set (`tfds_scan.mt`'s configs)."""
+    from tfds_scan.mt import CONFIG_NAMES
+
+    return entry.get("split") in CONFIG_NAMES
 
 
 def _number_cells(values) -> list[str]:
@@ -281,7 +285,7 @@ def _translation_row(model: str, name: str, entry: dict) -> str:
 
 
 def _translation_section(results: dict, used: set) -> list[str]:
-    keys = [key for key in sorted(results) if is_translation(key[1])]
+    keys = [key for key in sorted(results) if is_translation(results[key])]
     lines = [f"## {MT_TITLE}", "", MT_EXPLANATION, ""]
     if not keys:
         return lines + ["No results yet.", ""]
@@ -763,7 +767,8 @@ def render_doc_tables(text: str, results_dir: Path) -> str:
 
     def table(match):
         keys = match.group(1).split()
-        translation = all(is_translation(key.partition("/")[2]) for key in keys)
+        named = [results.get((key.partition("/")[0], key.partition("/")[2])) for key in keys]
+        translation = all(entry is not None and is_translation(entry) for entry in named)
         lines = [match.group(0).split("\n", 1)[0],
                  "| results file | test BLEU per seed | BLEU, authors' way, per seed | daxy "
                  "x/8 per seed | n | provenance |" if translation else

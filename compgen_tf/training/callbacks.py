@@ -114,7 +114,8 @@ class ModelSelection(keras.callbacks.Callback):
     training loss stops the run with a `FloatingPointError`.
 
     Args:
-        validate: `validate(model) -> accuracy` in [0, 1], or {"accuracy", "loss"}.
+        validate: `validate(model) -> accuracy` in [0, 1], or {"accuracy", "loss"}, or
+            {"accuracy", "bleu"} (BLEU 0-100).
         progress: the run's `TrainingProgress`.
         run_dir: where `history.jsonl` goes.
         on_best: called after each new best score.

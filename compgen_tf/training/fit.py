@@ -71,9 +71,9 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
     Everything needed to continue is checkpointed under `run_dir/checkpoints`: running it
     again on the same run directory continues where the last process stopped, with the
     same weights, data order and random draws as an uninterrupted run; a finished run is
-    not trained again. The best model (validation exact match) is `run_dir/best_model.keras`,
-    TensorBoard scalars go to `run_dir/logs`, one JSON line per evaluation to
-    `run_dir/history.jsonl`.
+    not trained again. The best model (validation exact match, or BLEU with
+    `training.selection` "bleu") is `run_dir/best_model.keras`, TensorBoard scalars go to
+    `run_dir/logs`, one JSON line per evaluation to `run_dir/history.jsonl`.
 
     Args:
         model: a task model with the `TrainStep` mixin, created under `strategy.scope()`,
