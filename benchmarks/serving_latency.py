@@ -1,7 +1,7 @@
 """Single-command latency of a plain export beside an `--xla-single-command` export.
 
     python benchmarks/serving_latency.py --run runs/seq2seq/simple/seed0 [--calls 300]
-        [--out results/benchmarks/serving_xla_single_command_seq2seq_simple.json]
+        [--also old_xla=DIR ...] [--out results/benchmarks/serving_xla_single_command_seq2seq_simple.json]
 
 Exports the run twice (`compgen_tf.cli.export.export_model`, plain and with
 `xla_single_command=True`) into a temporary folder, loads both SavedModels, and sends the
@@ -9,6 +9,11 @@ same single commands to each in turn, one call at a time on one thread, so that 
 load falls on both alike. Prints one JSON line: p50/p90/p99 latency per export, their ratio,
 the first XLA call (the compilation of the first command's width), and the number of the
 answers compared (warm-up calls included) that differ (must be 0).
+
+`--also NAME=DIR` adds a SavedModel exported elsewhere, for instance by an older commit
+(`git worktree add /tmp/old <commit>`, then `python -m compgen_tf export` there): it is
+timed in the same loop, so that old and new exports are measured beside each other in one
+run, and its answers must equal the plain export's too.
 """
 
 from __future__ import annotations
@@ -42,8 +47,11 @@ def main(argv=None):
     parser.add_argument("--run", required=True, help="a trained SCAN run directory")
     parser.add_argument("--calls", type=int, default=300, help="single commands per export")
     parser.add_argument("--warm-up", type=int, default=20, help="calls not timed, per export")
+    parser.add_argument("--also", action="append", default=[], metavar="NAME=DIR",
+                        help="another SavedModel to time beside the two exports (repeatable)")
     parser.add_argument("--out", help="also write the JSON line to this file")
     args = parser.parse_args(argv)
+    also = dict(item.split("=", 1) for item in args.also)
 
     from compgen_tf.cli.export import export_model
     from compgen_tf.experiments.experiment import load_run_model
@@ -52,6 +60,7 @@ def main(argv=None):
     with tempfile.TemporaryDirectory() as folder:
         paths = {name: export_model(model, Path(folder) / name, xla_single_command=xla)
                  for name, xla in (("plain", False), ("xla", True))}
+        paths.update(also)
         serve = {name: tf.saved_model.load(str(path)).signatures["serving_default"]
                  for name, path in paths.items()}
         pool = command_pool(args.warm_up + args.calls, seed=0)
@@ -69,12 +78,13 @@ def main(argv=None):
                 answers[name] = [out[key].numpy().tolist() for key in ("actions", "error")]
                 if index >= args.warm_up:
                     latencies[name].append(elapsed)
-            differences += answers["plain"] != answers["xla"]
+            differences += sum(answers[name] != answers["plain"] for name in serve)
     result = {
         "benchmark": "serving_latency", "run": str(args.run),
         "command": "python benchmarks/serving_latency.py " + " ".join(sys.argv[1:]
                                                                        if argv is None else argv),
         "cpu_count": os.cpu_count(), "tensorflow": tf.__version__, "calls": args.calls,
+        "also": also,
         "first_xla_call_s": round(first_xla_call_s, 2), "answers_differing": differences,
         "answers_compared": len(pool),
         **{f"{name}_{stat}_ms": percentile(values, q) for name, values in latencies.items()

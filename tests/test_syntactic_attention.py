@@ -79,6 +79,26 @@ def test_training_and_decoding_share_the_recurrence():
 
 
 @pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
+def test_greedy_step_is_the_training_step_with_projected_keys(flags):
+    # Greedy decoding projects the keys through the LSTM's input kernel once per sequence
+    # (`prepare_greedy`); each step must still equal the step that training runs.
+    model = make_model(**flags)
+    decoder = model.backbone.decoder
+    source = tf.pad(ids_of(model, ["jump twice after walk left", "walk"]), [[0, 0], [0, 2]])
+    memory = model.backbone.encode(source)
+    state = decoder.initial_state(memory)
+    previous = tf.fill([2], SOS_ID)
+    projected = decoder.prepare_greedy(memory)
+    for _ in range(4):
+        want = decoder.step(previous, state, memory, decoder.prepare(memory))
+        got = decoder.greedy_step(previous, state, memory, projected)
+        for a, b in zip(tf.nest.flatten(want), tf.nest.flatten(got)):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-5)
+        state, previous = want[1], tf.cast(tf.argmax(want[0], -1), tf.int32)
+    assert np.abs(state[2].numpy()).max() > 1e-3  # the cell state moved: the test can fail
+
+
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
 def test_padding_of_source_does_not_change_outputs(flags):
     model = make_model(**flags)
     source = ids_of(model, ["jump twice", "walk left after jump"])

@@ -100,31 +100,39 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
                 message: empty command, too many words, the unknown words, or (with a
                 `command_grammar`) a command outside the language.
         """
+        # Dense (batch, words) tensors rather than ragged ones: the ragged ops expand into
+        # about a thousand graph ops, which cost a single-command call more than its decoding
+        # (serving/README.md, "Latency").
         commands = tf.convert_to_tensor(commands, dtype=tf.string)
-        words = tf.strings.split(tf.strings.strip(commands))
-        ids = tf.cast(self.source_lookup(words), tf.int32)
-        n_words = words.row_lengths()
+        ragged_words = tf.strings.split(tf.strings.strip(commands))
+        n_words = tf.cast(ragged_words.row_lengths(), tf.int32)
+        words = ragged_words.to_tensor(default_value="")
+        in_command = tf.range(tf.shape(words)[1])[None, :] < n_words[:, None]
+        ids = tf.where(in_command, tf.cast(self.source_lookup(words), tf.int32), PAD_ID)
         is_unknown = tf.equal(ids, UNK_ID)
-        unknown_words = tf.strings.reduce_join(
-            tf.ragged.boolean_mask(words, is_unknown), axis=1, separator=" ")
-        has_unknown = tf.reduce_any(is_unknown, axis=1)
-        error = tf.where(has_unknown, tf.strings.join(["unknown word(s): ", unknown_words]), "")
+        unknown_words = _join_words(tf.where(is_unknown, words, ""))
+        error = tf.where(tf.reduce_any(is_unknown, axis=1),
+                         tf.strings.join(["unknown word(s): ", unknown_words]), "")
         error = tf.where(n_words > self.max_input_length, tf.strings.join([
             "command too long: ", tf.strings.as_string(n_words), " words, the maximum is ",
             str(self.max_input_length)]), error)
         error = tf.where(tf.equal(n_words, 0), "empty command", error)
         if self.command_grammar is not None:
             pattern, message = grammar_check(self.command_grammar)
-            sentence = tf.strings.reduce_join(words, axis=1, separator=" ")
-            outside = tf.logical_not(tf.strings.regex_full_match(sentence, pattern))
+            outside = tf.logical_not(tf.strings.regex_full_match(_join_words(words), pattern))
             error = tf.where(tf.equal(error, "") & outside, message, error)
+        # An invalid row becomes the empty command (`<eos>` alone), so decoding it cannot fail.
         valid = tf.equal(error, "")
-        ids = tf.ragged.boolean_mask(ids, tf.ones_like(ids, tf.bool) & valid[:, None])
-        batch = tf.shape(commands)[0]
-        pieces = [ids, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], EOS_ID))]
+        ids = tf.where(valid[:, None], ids, PAD_ID)
+        eos_at = tf.where(valid, n_words, 0)
+        column = tf.fill([tf.shape(ids)[0], 1], PAD_ID)
+        columns = [ids, column]
         if self.source_starts_with_sos:
-            pieces.insert(0, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], SOS_ID)))
-        return tf.concat(pieces, axis=1).to_tensor(default_value=PAD_ID), error
+            columns.insert(0, column + SOS_ID)
+            eos_at += 1
+        ids = tf.concat(columns, axis=1)
+        ids = tf.where(tf.range(tf.shape(ids)[1])[None, :] == eos_at[:, None], EOS_ID, ids)
+        return ids[:, :tf.reduce_max(eos_at) + 1], error
 
     def encode_actions(self, actions):
         """Action strings (batch,) → (ids (batch, length) ending with `<eos>`, `<pad>` after;
@@ -152,8 +160,8 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
         is_eos = tf.equal(ids, EOS_ID)
         before_eos = tf.equal(tf.cumsum(tf.cast(is_eos, tf.int32), axis=1), 0)
         keep = before_eos & tf.not_equal(ids, PAD_ID) & tf.not_equal(ids, SOS_ID)
-        tokens = tf.ragged.boolean_mask(self.target_tokens(ids), keep)
-        return tf.strings.reduce_join(tokens, axis=1, separator=" "), tf.reduce_any(is_eos, axis=1)
+        tokens = tf.where(keep, self.target_tokens(ids), "")
+        return _join_words(tokens), tf.reduce_any(is_eos, axis=1)
 
     def dataset_fn(self):
         """A `tf.data` map from a batch of `{"commands", "actions"}` (as the TFDS builders
@@ -170,3 +178,9 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
                        "source_starts_with_sos": self.source_starts_with_sos,
                        "command_grammar": self.command_grammar})
         return config
+
+
+def _join_words(words):
+    """(batch, length) strings → (batch,): the non-empty ones joined by single spaces."""
+    joined = tf.strings.reduce_join(words, axis=1, separator=" ")
+    return tf.strings.strip(tf.strings.regex_replace(joined, " +", " "))

@@ -34,6 +34,12 @@ class RecurrentDecoder(keras.layers.Layer):
     - `step(previous_ids, state, memory, constants, training)`: `(logits (batch,
       vocabulary), new state, attention (batch, source_length))`.
 
+    and may implement, for greedy decoding only (no gradient flows through it):
+
+    - `prepare_greedy(memory)` and `greedy_step(previous_ids, state, memory, constants)`:
+      the same step computed another way, equal to `step` up to float rounding, where
+      precomputing more per sequence makes each step cheaper; `prepare` and `step` by default.
+
     Args:
         vocabulary_size: the number of output tokens (special tokens included).
         **kwargs: passed to `keras.layers.Layer`.
@@ -76,6 +82,12 @@ class RecurrentDecoder(keras.layers.Layer):
 
     def step(self, previous_ids, state, memory, constants, training=False):
         raise NotImplementedError
+
+    def prepare_greedy(self, memory):
+        return self.prepare(memory)
+
+    def greedy_step(self, previous_ids, state, memory, constants):
+        return self.step(previous_ids, state, memory, constants)
 
     def attention_length(self, memory):
         """The length of the attention axis (the source length)."""
@@ -148,9 +160,9 @@ class RecurrentDecoder(keras.layers.Layer):
 
     def greedy(self, memory, max_length):
         """Greedy decoding: `(ids (batch, max_length), attention (batch, max_length, S))`."""
-        constants = self.prepare(memory)
+        constants = self.prepare_greedy(memory)
         return self.sampler(
-            lambda previous, state: self.step(previous, state, memory, constants),
+            lambda previous, state: self.greedy_step(previous, state, memory, constants),
             self.initial_state(memory), ops.shape(memory[0])[0], max_length,
             attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype)
 

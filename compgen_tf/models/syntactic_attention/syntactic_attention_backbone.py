@@ -206,6 +206,26 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         h, (_, c) = self.cell(context, [h, c])
         return self.output_logits(readout), [h, h, c], weights
 
+    def prepare_greedy(self, memory):
+        # The LSTM reads c_i = Σ_j α_ij h_j, so its input projection is W c_i = Σ_j α_ij (W h_j):
+        # projecting the keys once per sequence replaces a (units × 4·units) matrix-vector
+        # product per step by a (source_length × 4·units) one, which is what single-command
+        # serving spends most of its time on (serving/README.md, "Latency").
+        return ops.einsum("bsd,dg->bsg", memory[1], self.cell.kernel)
+
+    def greedy_step(self, previous_ids, state, memory, projected_keys):
+        query, h, c = state
+        readout, _, weights = self.attend(query, memory)
+        cell = self.cell
+        z = (ops.einsum("bs,bsg->bg", weights, projected_keys)
+             + ops.matmul(h, cell.recurrent_kernel) + cell.bias)
+        # The gates as keras.layers.LSTMCell computes them (i, f, c̃, o).
+        z_i, z_f, z_c, z_o = ops.split(z, 4, axis=-1)
+        c = (cell.recurrent_activation(z_f) * c
+             + cell.recurrent_activation(z_i) * cell.activation(z_c))
+        h = cell.recurrent_activation(z_o) * cell.activation(c)
+        return self.output_logits(readout), [h, h, c], weights
+
     def get_config(self):
         config = super().get_config()
         config.update({"units": self.units, "semantic_dim": self.semantic_dim,
