@@ -21,7 +21,7 @@ from tfds_scan import grammar, splits
 from tfds_scan.tools import make_orders
 
 SCAN_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "scan"
-BUILT_CONFIGS = ("addprim_jump", "simple", "template_jump_around_right")
+BUILT_CONFIGS = ("addprim_jump", "simple", "template_jump_around_right", "addjump_dev_turn_right")
 DETERMINISTIC_CONFIGS = tuple(
     name
     for name in splits.CONFIG_NAMES
@@ -151,7 +151,7 @@ def test_shipped_orders_are_compact_and_reproducible(scan_dir):
 # Splits against the official files
 
 
-@pytest.mark.parametrize("config_name", splits.CONFIG_NAMES)
+@pytest.mark.parametrize("config_name", splits.OFFICIAL_CONFIG_NAMES)
 def test_split_matches_official_fingerprint(config_name, fingerprints):
     examples = tfds_scan.split_examples(config_name)
     for split in ("train", "test"):
@@ -191,6 +191,38 @@ def test_deterministic_splits_follow_tasks_txt_order(config_name, official_lines
     for split in ("train", "test"):
         positions = [position[c] for c, a in examples[split] if (c, a) not in repeated]
         assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("config_name", splits.DEV_CONFIG_NAMES)
+def test_addjump_dev_split_holds_out_its_phrase_as_add_jump_holds_out_jump(config_name):
+    phrase = config_name[len("addjump_dev_"):].replace("_", " ")
+    add_jump = tfds_scan.split_examples("addprim_jump")
+    dev = tfds_scan.split_examples(config_name)
+    counts = collections.Counter(command for command, _ in dev["train"])
+    # The phrase only bare, repeated like bare jump, whose copies stay.
+    assert counts[phrase] == counts["jump"] == splits.NUM_ADDPRIM_JUMP_REPEATS
+    assert not any(f" {phrase} " in f" {c} " for c in counts if c != phrase)
+    assert {c for c, n in counts.items() if n > 1} == {phrase, "jump"}
+    # The test side: every other add-jump training command with the phrase, once each.
+    test_commands = [command for command, _ in dev["test"]]
+    assert len(test_commands) == len(set(test_commands)) > 0
+    assert all(f" {phrase} " in f" {c} " and c != phrase for c in test_commands)
+    add_jump_train = {command for command, _ in add_jump["train"]}
+    assert set(counts) | set(test_commands) == add_jump_train
+    assert not set(test_commands) & set(counts)
+    # Built from training data only: no add-jump test pair on either side.
+    add_jump_test = set(add_jump["test"])
+    assert not add_jump_test & (set(dev["train"]) | set(dev["test"]))
+    # The copies are spread through train: a tenth of the lines holds about a tenth of them.
+    tenth = dev["train"][: len(dev["train"]) // 10]
+    assert abs(sum(command == phrase for command, _ in tenth)
+               - splits.NUM_ADDPRIM_JUMP_REPEATS / 10) <= 2
+
+
+def test_dev_splits_are_not_official_and_have_no_file():
+    assert set(splits.DEV_CONFIG_NAMES).isdisjoint(splits.OFFICIAL_FILES)
+    assert tuple(splits.OFFICIAL_FILES) == splits.OFFICIAL_CONFIG_NAMES
+    assert splits.CONFIG_NAMES == splits.OFFICIAL_CONFIG_NAMES + splits.DEV_CONFIG_NAMES
 
 
 def test_additional_examples_splits_use_official_choices(scan_dir):
@@ -260,8 +292,8 @@ def test_tail_carve_validates_on_the_last_lines_of_the_official_file():
 
 def test_builder_metadata():
     assert tfds_scan.OfflineScan.name == "offline_scan"
-    assert str(tfds_scan.OfflineScan.VERSION) == "1.0.0"
-    assert "1.0.0" in tfds_scan.OfflineScan.RELEASE_NOTES
+    assert str(tfds_scan.OfflineScan.VERSION) == "1.1.0"
+    assert {"1.0.0", "1.1.0"} <= set(tfds_scan.OfflineScan.RELEASE_NOTES)
     assert tuple(c.name for c in tfds_scan.OfflineScan.BUILDER_CONFIGS) == (
         tfds_scan.CONFIG_NAMES
     )

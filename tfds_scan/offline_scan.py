@@ -28,6 +28,8 @@ SCAN (Lake & Baroni, 2018): translate navigation commands such as "jump twice af
 into action sequences. Same splits, features and supervised keys as TFDS `scan`, plus the
 official `simple_pX` size variations and `addprim_jump_numN_repR` splits, all regenerated
 offline from the grammar and the official random choices, in official order and multiplicity.
+Also `addjump_dev_{run,walk,look,turn_right}`: development splits built from the add-jump
+training file alone, holding out another phrase the way add-jump holds out `jump`.
 Example keys are line indices within each split.
 """
 
@@ -42,11 +44,15 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         14670
     """
 
-    VERSION = tfds.core.Version("1.0.0")
+    VERSION = tfds.core.Version("1.1.0")
     RELEASE_NOTES = {
         "1.0.0": (
             "Initial release: the 12 configs of TFDS `scan` (no mcd), simple_p{1..64} and "
             "addprim_jump_num{1..32}_rep{1..5}, built offline from the SCAN grammar."
+        ),
+        "1.1.0": (
+            "Development splits addjump_dev_{run,walk,look,turn_right}, built from the "
+            "addprim_jump training file alone; the official configs are unchanged."
         ),
     }
     BUILDER_CONFIGS = [

@@ -51,7 +51,7 @@ SIZE_PERCENTAGES = (1, 2, 4, 8, 16, 32, 64)
 ADDITIONAL_EXAMPLE_COUNTS = (1, 2, 4, 8, 16, 32)
 ADDITIONAL_EXAMPLE_REPEATS = (1, 2, 3, 4, 5)
 
-CONFIG_NAMES: tuple[str, ...] = (
+OFFICIAL_CONFIG_NAMES: tuple[str, ...] = (
     _BASE_CONFIG_NAMES
     + tuple(f"simple_p{percent}" for percent in SIZE_PERCENTAGES)
     + tuple(
@@ -60,8 +60,22 @@ CONFIG_NAMES: tuple[str, ...] = (
         for repeat in ADDITIONAL_EXAMPLE_REPEATS
     )
 )
-"""Every config name: the 12 of upstream TFDS ``scan``, then ``simple_pX``, then
-``addprim_jump_numN_repR``."""
+"""The configs that reproduce an official SCAN file: the 12 of upstream TFDS ``scan``, then
+``simple_pX``, then ``addprim_jump_numN_repR``."""
+
+# held-out phrase of each development split (the phrase alone stays in train).
+_ADDJUMP_DEV_PHRASES = {"run": "run", "walk": "walk", "look": "look", "turn_right": "turn right"}
+DEV_CONFIG_NAMES: tuple[str, ...] = tuple(f"addjump_dev_{name}" for name in _ADDJUMP_DEV_PHRASES)
+"""Development splits built from the ``addprim_jump`` training file alone, for design
+decisions about add-jump that must not read its test set: ``addjump_dev_X`` holds out the
+phrase X (a verb, or ``turn right``) the way ``addprim_jump`` holds out ``jump``. Its train
+split is the add-jump train split without any command containing X, plus the bare phrase
+repeated as often as bare ``jump`` is (1,467 times, spread evenly; the ``jump`` copies stay);
+its test split is every add-jump training command that contains X, except X alone, once each
+in training-file order. No add-jump test command is in either."""
+
+CONFIG_NAMES: tuple[str, ...] = OFFICIAL_CONFIG_NAMES + DEV_CONFIG_NAMES
+"""Every config name: ``OFFICIAL_CONFIG_NAMES``, then ``DEV_CONFIG_NAMES``."""
 
 SPLIT_NAMES = ("train", "validation", "fit", "test")
 """Splits accepted by ``load`` and ``load_examples``: official ``train`` and ``test``, and
@@ -103,16 +117,22 @@ def _official_files() -> dict[str, dict[str, str]]:
                 "add_prim_split/with_additional_examples/"
                 f"tasks_{{split}}_addprim_complex_jump_num{count}_rep{repeat}.txt"
             )
-    return {name: files[name] for name in CONFIG_NAMES}
+    return {name: files[name] for name in OFFICIAL_CONFIG_NAMES}
 
 
 OFFICIAL_FILES: Mapping[str, Mapping[str, str]] = _official_files()
-"""For each config, ``{"train": path, "test": path}`` of the official SCAN file it
+"""For each official config (``OFFICIAL_CONFIG_NAMES``), ``{"train": path, "test": path}`` of the official SCAN file it
 reproduces, relative to the root of the official SCAN repository (as in
 ``fingerprints.tsv``)."""
 
 
 def _describe(name: str) -> str:
+    if name in DEV_CONFIG_NAMES:
+        phrase = _ADDJUMP_DEV_PHRASES[name[len("addjump_dev_") :]]
+        return (
+            f"Development split from the addprim_jump train file: '{phrase}' only bare in train "
+            f"(repeated like 'jump'); test: the other train commands with '{phrase}'."
+        )
     if name.startswith("simple_p"):
         percent = name[len("simple_p") :]
         return f"Random split: {percent}% of commands for training (official size variation)."
@@ -210,6 +230,22 @@ def _addprim_split(
     return _interleave(train, cycle * num_repeats), test
 
 
+def _addjump_dev_split(phrase: str) -> tuple[list[int], list[int]]:
+    commands = grammar.all_commands()
+    add_jump_train = _split_indices("addprim_jump")["train"]
+    kept = [index for index in add_jump_train if not _has_phrase(commands[index], phrase)]
+    held_out = sorted({index for index in add_jump_train
+                       if _has_phrase(commands[index], phrase) and commands[index] != phrase},
+                      key=_tasks_position().__getitem__)
+    bare = grammar.command_index()[phrase]
+    return _interleave(kept, [bare] * NUM_ADDPRIM_JUMP_REPEATS), held_out
+
+
+@functools.lru_cache(maxsize=None)
+def _tasks_position() -> dict[int, int]:
+    return {index: position for position, index in enumerate(_shipped_orders()["tasks_order"])}
+
+
 def _template_split(dropped_phrases: tuple[str, ...], test_phrases: tuple[str, ...]):
     return _filter_split(
         is_test=lambda command: any(_has_phrase(command, p) for p in test_phrases),
@@ -260,6 +296,9 @@ def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
         train, test = _addprim_split(
             "jump", "jump", chosen, round(NUM_ADDPRIM_JUMP_REPEATS / (count + 1))
         )
+    elif config_name in DEV_CONFIG_NAMES:
+        train, test = _addjump_dev_split(
+            _ADDJUMP_DEV_PHRASES[config_name[len("addjump_dev_") :]])
     elif config_name.startswith("filler_num"):
         train, test = _filler_split(int(config_name[len("filler_num") :]))
     elif config_name == "length":
