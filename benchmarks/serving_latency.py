@@ -52,6 +52,8 @@ def main(argv=None):
     parser.add_argument("--out", help="also write the JSON line to this file")
     args = parser.parse_args(argv)
     also = dict(item.split("=", 1) for item in args.also)
+    if {"plain", "xla"} & set(also) or not all(also):
+        parser.error("--also takes NAME=DIR with a NAME other than plain and xla")
 
     from compgen_tf.cli.export import export_model
     from compgen_tf.experiments.experiment import load_run_model

@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 from compgen_tf.models.preprocessor import Seq2SeqPreprocessor
+from tfds_scan import grammar
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
 
 WORDS = ["jump", "left", "twice", "walk"]  # ids 4, 5, 6, 7
@@ -54,8 +55,26 @@ def test_every_case_alone_and_in_one_batch(with_sos):
 
 
 def test_an_empty_batch():
-    ids, errors = preprocessor(True).encode_commands(tf.constant([], tf.string))
+    layer = preprocessor(True)
+    ids, errors = layer.encode_commands(tf.constant([], tf.string))
     assert ids.shape[0] == 0 and errors.shape == (0,)
+    actions, finished = layer.decode_actions(ids)
+    assert actions.shape == (0,) and finished.shape == (0,)
+
+
+def test_every_scan_command_in_one_batch_with_the_grammar_check():
+    commands = grammar.all_commands()
+    words = sorted({word for command in commands for word in command.split()})
+    layer = Seq2SeqPreprocessor(words, ["I_JUMP"], max_input_length=9,
+                                source_starts_with_sos=True, command_grammar="scan")
+    ids, errors = layer.encode_commands(tf.constant(commands))
+    assert not any(errors.numpy()), "a SCAN command was refused"
+    index = {word: 4 + i for i, word in enumerate(words)}
+    expected = np.zeros((len(commands), 11), np.int32)  # <sos>, 9 words at most, <eos>
+    for row, command in enumerate(commands):
+        tokens = [2] + [index[word] for word in command.split()] + [3]
+        expected[row, :len(tokens)] = tokens
+    np.testing.assert_array_equal(ids.numpy(), expected)
 
 
 def test_decode_actions_stops_at_the_first_eos_and_skips_specials():

@@ -98,6 +98,25 @@ def test_greedy_step_is_the_training_step_with_projected_keys(flags):
     assert np.abs(state[2].numpy()).max() > 1e-3  # the cell state moved: the test can fail
 
 
+def test_greedy_decoding_under_a_mixed_precision_policy():
+    # The projected-key step reads the cell's float32 weights outside the cell's call.
+    from compgen_tf.models.recurrent_decoder import RecurrentDecoder
+
+    keras.config.set_dtype_policy("mixed_bfloat16")
+    try:
+        model = make_model()
+        source = ids_of(model, ["jump twice after walk left", "walk"])
+        decoded, attention = model.greedy_decode_with_attention(source)
+        decoder = model.backbone.decoder
+        decoder.prepare_greedy = lambda memory: RecurrentDecoder.prepare_greedy(decoder, memory)
+        decoder.greedy_step = lambda *args: RecurrentDecoder.greedy_step(decoder, *args)
+        expected, _ = model.greedy_decode_with_attention(source)
+    finally:
+        keras.config.set_dtype_policy("float32")
+    assert attention.dtype == tf.bfloat16
+    np.testing.assert_array_equal(decoded.numpy(), expected.numpy())
+
+
 @pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
 def test_padding_of_source_does_not_change_outputs(flags):
     model = make_model(**flags)

@@ -211,14 +211,20 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         # projecting the keys once per sequence replaces a (units × 4·units) matrix-vector
         # product per step by a (source_length × 4·units) one, which is what single-command
         # serving spends most of its time on (serving/README.md, "Latency").
-        return ops.einsum("bsd,dg->bsg", memory[1], self.cell.kernel)
+        # Outside the cell's own call nothing casts its weights to the compute dtype
+        # (bfloat16 under a mixed policy): cast them here.
+        return ops.einsum("bsd,dg->bsg", memory[1], self._cell_weight(self.cell.kernel))
+
+    def _cell_weight(self, weight):
+        return ops.cast(weight, self.cell.compute_dtype)
 
     def greedy_step(self, previous_ids, state, memory, projected_keys):
         query, h, c = state
         readout, _, weights = self.attend(query, memory)
         cell = self.cell
         z = (ops.einsum("bs,bsg->bg", weights, projected_keys)
-             + ops.matmul(h, cell.recurrent_kernel) + cell.bias)
+             + ops.matmul(h, self._cell_weight(cell.recurrent_kernel))
+             + self._cell_weight(cell.bias))
         # The gates as keras.layers.LSTMCell computes them (i, f, c̃, o).
         z_i, z_f, z_c, z_o = ops.split(z, 4, axis=-1)
         c = (cell.recurrent_activation(z_f) * c
