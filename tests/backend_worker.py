@@ -145,7 +145,12 @@ def _repeat(inputs, labels):
 
 def main(argv):
     backend = keras.backend.backend()
+    # `save OUT [FILE...]`: save this backend's files, then load FILEs (saved on other
+    # backends); `load OUT FILE...`: load only. One process does both, as each one costs
+    # the imports of a backend.
     mode, out = argv[0], Path(argv[1])
+    if mode not in ("save", "load"):
+        raise SystemExit(f"unknown mode {mode!r}: save or load")
     if mode == "save":
         model = every_layer_model()
         rng = np.random.default_rng(0)
@@ -154,12 +159,9 @@ def main(argv):
         model.save(out / f"{backend}.keras")
         np.savez(out / f"{backend}.npz", **outputs(model))
         np.savez(out / f"backbones_{backend}.npz", **backbone_results())
-    elif mode == "load":
-        for path in map(Path, argv[2:]):
-            model = keras.saving.load_model(path)
-            np.savez(out / f"{path.stem}_on_{backend}.npz", **outputs(model))
-    else:
-        raise SystemExit(f"unknown mode {mode!r}: save or load")
+    for path in map(Path, argv[2:]):
+        model = keras.saving.load_model(path)
+        np.savez(out / f"{path.stem}_on_{backend}.npz", **outputs(model))
 
 
 if __name__ == "__main__":

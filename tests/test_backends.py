@@ -61,21 +61,23 @@ ALL_BACKENDS = pytest.mark.skipif(not all(map(installed, BACKENDS)),
 
 @pytest.fixture(scope="module")
 def saved_on_every_backend(tmp_path_factory):
-    """Each backend's worker run once: the every-layer model and the backbones' figures."""
+    """The every-layer model and the backbones' figures of each backend, and each backend's
+    `.keras` file loaded on the two others: five worker processes, each backend loading the
+    files saved before it in the same process that saves its own."""
     out = tmp_path_factory.mktemp("backends")
     worker = str(TESTS / "backend_worker.py")
+    saved = []
     for backend in BACKENDS:
-        run_on(backend, [worker, "save", str(out)])
+        run_on(backend, [worker, "save", str(out), *saved])
+        saved.append(str(out / f"{backend}.keras"))
+    for position, backend in enumerate(BACKENDS[:-1]):
+        run_on(backend, [worker, "load", str(out), *saved[position + 1:]])
     return out
 
 
 @ALL_BACKENDS
 def test_same_weights_same_outputs_and_keras_files_load_across_backends(saved_on_every_backend):
     tmp_path = saved_on_every_backend
-    worker = str(TESTS / "backend_worker.py")
-    for backend in BACKENDS:
-        others = [str(tmp_path / f"{b}.keras") for b in BACKENDS if b != backend]
-        run_on(backend, [worker, "load", str(tmp_path), *others])
     reference = np.load(tmp_path / "tensorflow.npz")
     assert len(reference.files) == 5
     for saved_on in BACKENDS:
