@@ -193,7 +193,23 @@ def test_deterministic_splits_follow_tasks_txt_order(config_name, official_lines
         assert positions == sorted(positions)
 
 
-@pytest.mark.parametrize("config_name", splits.DEV_CONFIG_NAMES)
+def test_length_dev_split_has_the_length_splits_shape_inside_its_training_data():
+    length = tfds_scan.split_examples("length")
+    dev = tfds_scan.split_examples("length_dev")
+    n_actions = lambda pairs: [len(actions.split()) for _, actions in pairs]  # noqa: E731
+    assert max(n_actions(dev["train"])) == 16
+    assert set(n_actions(dev["test"])) == {18, 19, 20, 21, 22}
+    # Every length training command whose output is not 17 actions long, in file order.
+    kept = [pair for pair in length["train"] if len(pair[1].split()) != 17]
+    test = set(dev["test"])
+    assert [p for p in kept if p not in test] == dev["train"]
+    assert [p for p in kept if p in test] == dev["test"]
+    assert (len(dev["train"]), len(dev["test"])) == (14_142, 2_336)
+    assert not set(length["test"]) & (set(dev["train"]) | set(dev["test"]))
+
+
+@pytest.mark.parametrize("config_name", [n for n in splits.DEV_CONFIG_NAMES
+                                         if n.startswith("addjump_dev_")])
 def test_addjump_dev_split_holds_out_its_phrase_as_add_jump_holds_out_jump(config_name):
     phrase = config_name[len("addjump_dev_"):].replace("_", " ")
     add_jump = tfds_scan.split_examples("addprim_jump")
@@ -213,7 +229,7 @@ def test_addjump_dev_split_holds_out_its_phrase_as_add_jump_holds_out_jump(confi
     # Built from training data only: no add-jump test pair on either side.
     add_jump_test = set(add_jump["test"])
     assert not add_jump_test & (set(dev["train"]) | set(dev["test"]))
-    # The sizes docs/add_jump_dev_splits.md gives.
+    # The sizes docs/dev_splits.md gives.
     assert (len(dev["train"]), len(counts), len(test_commands)) == {
         "run": (10_194, 7_262, 5_942), "walk": (10_194, 7_262, 5_942),
         "look": (10_194, 7_262, 5_942), "turn right": (15_180, 12_248, 956)}[phrase]

@@ -28,8 +28,9 @@ SCAN (Lake & Baroni, 2018): translate navigation commands such as "jump twice af
 into action sequences. Same splits, features and supervised keys as TFDS `scan`, plus the
 official `simple_pX` size variations and `addprim_jump_numN_repR` splits, all regenerated
 offline from the grammar and the official random choices, in official order and multiplicity.
-Also `addjump_dev_{run,walk,look,turn_right}`: development splits built from the add-jump
-training file alone, holding out another phrase the way add-jump holds out `jump`.
+Also development splits built from one official training file alone:
+`addjump_dev_{run,walk,look,turn_right}` hold out another phrase the way add-jump holds out
+`jump`; `length_dev` fits on outputs of at most 16 actions and tests on 18-22.
 Example keys are line indices within each split.
 """
 
@@ -51,8 +52,8 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
             "addprim_jump_num{1..32}_rep{1..5}, built offline from the SCAN grammar."
         ),
         "1.1.0": (
-            "Development splits addjump_dev_{run,walk,look,turn_right}, built from the "
-            "addprim_jump training file alone; the official configs are unchanged."
+            "Development splits addjump_dev_{run,walk,look,turn_right} and length_dev, "
+            "built from one official training file alone; the official configs are unchanged."
         ),
     }
     BUILDER_CONFIGS = [

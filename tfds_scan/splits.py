@@ -65,14 +65,25 @@ OFFICIAL_CONFIG_NAMES: tuple[str, ...] = (
 
 # held-out phrase of each development split (the phrase alone stays in train).
 _ADDJUMP_DEV_PHRASES = {"run": "run", "walk": "walk", "look": "look", "turn_right": "turn right"}
-DEV_CONFIG_NAMES: tuple[str, ...] = tuple(f"addjump_dev_{name}" for name in _ADDJUMP_DEV_PHRASES)
-"""Development splits built from the ``addprim_jump`` training file alone, for design
-decisions about add-jump that must not read its test set: ``addjump_dev_X`` holds out the
-phrase X (a verb, or ``turn right``) the way ``addprim_jump`` holds out ``jump``. Its train
-split is the add-jump train split without any command containing X, plus the bare phrase
-repeated as often as bare ``jump`` is (1,467 times, spread evenly; the ``jump`` copies stay);
-its test split is every add-jump training command that contains X, except X alone, once each
-in training-file order. No add-jump test command is in either."""
+# length_dev: the length split's shape inside its training data (fit on outputs of at most
+# 16 actions, test on 18-22, as the official split fits on at most 22 and tests on 24-48).
+LENGTH_DEV_MAX_TRAIN_ACTIONS, LENGTH_DEV_TEST_ACTIONS = 16, (18, 22)
+DEV_CONFIG_NAMES: tuple[str, ...] = tuple(
+    f"addjump_dev_{name}" for name in _ADDJUMP_DEV_PHRASES) + ("length_dev",)
+"""Development splits built from one official training file alone, for design decisions
+that must not read that split's test set.
+
+``addjump_dev_X`` (from the ``addprim_jump`` train file) holds out the phrase X (a verb, or
+``turn right``) the way ``addprim_jump`` holds out ``jump``. Its train split is the add-jump
+train split without any command containing X, plus the bare phrase repeated as often as bare
+``jump`` is (1,467 times, spread evenly; the ``jump`` copies stay); its test split is every
+add-jump training command that contains X, except X alone, once each in training-file order.
+
+``length_dev`` (from the ``length`` train file): train is every length training command whose
+output has at most 16 actions, test every one with 18 to 22 actions (17 is left out, a gap
+as between the official 22 and 24), both in training-file order.
+
+No test command of the official split they come from is in either side."""
 
 CONFIG_NAMES: tuple[str, ...] = OFFICIAL_CONFIG_NAMES + DEV_CONFIG_NAMES
 """Every config name: ``OFFICIAL_CONFIG_NAMES``, then ``DEV_CONFIG_NAMES``."""
@@ -127,6 +138,10 @@ reproduces, relative to the root of the official SCAN repository (as in
 
 
 def _describe(name: str) -> str:
+    if name == "length_dev":
+        return ("Development split from the length train file: train on outputs of at most "
+                f"{LENGTH_DEV_MAX_TRAIN_ACTIONS} actions, test on "
+                f"{LENGTH_DEV_TEST_ACTIONS[0]}-{LENGTH_DEV_TEST_ACTIONS[1]}.")
     if name in DEV_CONFIG_NAMES:
         phrase = _ADDJUMP_DEV_PHRASES[name[len("addjump_dev_") :]]
         return (
@@ -296,6 +311,13 @@ def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
         train, test = _addprim_split(
             "jump", "jump", chosen, round(NUM_ADDPRIM_JUMP_REPEATS / (count + 1))
         )
+    elif config_name == "length_dev":
+        actions = grammar.all_actions()
+        lengths = {index: len(actions[index].split())
+                   for index in _split_indices("length")["train"]}
+        low, high = LENGTH_DEV_TEST_ACTIONS
+        train = [i for i, n in lengths.items() if n <= LENGTH_DEV_MAX_TRAIN_ACTIONS]
+        test = [i for i, n in lengths.items() if low <= n <= high]
     elif config_name in DEV_CONFIG_NAMES:
         train, test = _addjump_dev_split(
             _ADDJUMP_DEV_PHRASES[config_name[len("addjump_dev_") :]])
