@@ -63,13 +63,13 @@ OFFICIAL_CONFIG_NAMES: tuple[str, ...] = (
 """The configs that reproduce an official SCAN file: the 12 of upstream TFDS ``scan``, then
 ``simple_pX``, then ``addprim_jump_numN_repR``."""
 
-# held-out phrase of each development split (the phrase alone stays in train).
-_ADDJUMP_DEV_PHRASES = {"run": "run", "walk": "walk", "look": "look", "turn_right": "turn right"}
+# add-jump development split -> its held-out phrase (the phrase alone stays in train).
+_ADDJUMP_DEV_PHRASES = {"addjump_dev_run": "run", "addjump_dev_walk": "walk",
+                        "addjump_dev_look": "look", "addjump_dev_turn_right": "turn right"}
 # length_dev: the length split's shape inside its training data (fit on outputs of at most
 # 16 actions, test on 18-22, as the official split fits on at most 22 and tests on 24-48).
 LENGTH_DEV_MAX_TRAIN_ACTIONS, LENGTH_DEV_TEST_ACTIONS = 16, (18, 22)
-DEV_CONFIG_NAMES: tuple[str, ...] = tuple(
-    f"addjump_dev_{name}" for name in _ADDJUMP_DEV_PHRASES) + ("length_dev",)
+DEV_CONFIG_NAMES: tuple[str, ...] = tuple(_ADDJUMP_DEV_PHRASES) + ("length_dev",)
 """Development splits built from one official training file alone, for design decisions
 that must not read that split's test set.
 
@@ -132,8 +132,8 @@ def _official_files() -> dict[str, dict[str, str]]:
 
 
 OFFICIAL_FILES: Mapping[str, Mapping[str, str]] = _official_files()
-"""For each official config (``OFFICIAL_CONFIG_NAMES``), ``{"train": path, "test": path}`` of the official SCAN file it
-reproduces, relative to the root of the official SCAN repository (as in
+"""For each official config (``OFFICIAL_CONFIG_NAMES``), ``{"train": path, "test": path}``
+of the official SCAN file it reproduces, relative to the root of the official SCAN repository (as in
 ``fingerprints.tsv``)."""
 
 
@@ -142,8 +142,8 @@ def _describe(name: str) -> str:
         return ("Development split from the length train file: train on outputs of at most "
                 f"{LENGTH_DEV_MAX_TRAIN_ACTIONS} actions, test on "
                 f"{LENGTH_DEV_TEST_ACTIONS[0]}-{LENGTH_DEV_TEST_ACTIONS[1]}.")
-    if name in DEV_CONFIG_NAMES:
-        phrase = _ADDJUMP_DEV_PHRASES[name[len("addjump_dev_") :]]
+    if name in _ADDJUMP_DEV_PHRASES:
+        phrase = _ADDJUMP_DEV_PHRASES[name]
         return (
             f"Development split from the addprim_jump train file: '{phrase}' only bare in train "
             f"(repeated like 'jump'); test: the other train commands with '{phrase}'."
@@ -249,16 +249,11 @@ def _addjump_dev_split(phrase: str) -> tuple[list[int], list[int]]:
     commands = grammar.all_commands()
     add_jump_train = _split_indices("addprim_jump")["train"]
     kept = [index for index in add_jump_train if not _has_phrase(commands[index], phrase)]
-    held_out = sorted({index for index in add_jump_train
-                       if _has_phrase(commands[index], phrase) and commands[index] != phrase},
-                      key=_tasks_position().__getitem__)
+    # Only bare jump is repeated there, so these are distinct and in tasks.txt order.
+    held_out = [index for index in add_jump_train
+                if _has_phrase(commands[index], phrase) and commands[index] != phrase]
     bare = grammar.command_index()[phrase]
     return _interleave(kept, [bare] * NUM_ADDPRIM_JUMP_REPEATS), held_out
-
-
-@functools.lru_cache(maxsize=None)
-def _tasks_position() -> dict[int, int]:
-    return {index: position for position, index in enumerate(_shipped_orders()["tasks_order"])}
 
 
 def _template_split(dropped_phrases: tuple[str, ...], test_phrases: tuple[str, ...]):
@@ -318,9 +313,8 @@ def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
         low, high = LENGTH_DEV_TEST_ACTIONS
         train = [i for i, n in lengths.items() if n <= LENGTH_DEV_MAX_TRAIN_ACTIONS]
         test = [i for i, n in lengths.items() if low <= n <= high]
-    elif config_name in DEV_CONFIG_NAMES:
-        train, test = _addjump_dev_split(
-            _ADDJUMP_DEV_PHRASES[config_name[len("addjump_dev_") :]])
+    elif config_name in _ADDJUMP_DEV_PHRASES:
+        train, test = _addjump_dev_split(_ADDJUMP_DEV_PHRASES[config_name])
     elif config_name.startswith("filler_num"):
         train, test = _filler_split(int(config_name[len("filler_num") :]))
     elif config_name == "length":

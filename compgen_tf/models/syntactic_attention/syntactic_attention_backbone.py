@@ -212,20 +212,20 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         # product per step by a (source_length × 4·units) one, which is what single-command
         # serving spends most of its time on (serving/README.md, "Latency").
         # Outside the cell's own call nothing casts its weights to the compute dtype
-        # (bfloat16 under a mixed policy): cast them here.
-        return ops.einsum("bsd,dg->bsg", memory[1], self._cell_weight(self.cell.kernel))
+        # (bfloat16 under a mixed policy): cast them here, once per sequence.
+        kernel, recurrent_kernel, bias = (
+            ops.cast(weight, self.cell.compute_dtype)
+            for weight in (self.cell.kernel, self.cell.recurrent_kernel, self.cell.bias))
+        return ops.einsum("bsd,dg->bsg", memory[1], kernel), recurrent_kernel, bias
 
-    def _cell_weight(self, weight):
-        return ops.cast(weight, self.cell.compute_dtype)
-
-    def greedy_step(self, previous_ids, state, memory, projected_keys):
+    def greedy_step(self, previous_ids, state, memory, constants):
+        projected_keys, recurrent_kernel, bias = constants
         query, h, c = state
         readout, _, weights = self.attend(query, memory)
-        cell = self.cell
         z = (ops.einsum("bs,bsg->bg", weights, projected_keys)
-             + ops.matmul(h, self._cell_weight(cell.recurrent_kernel))
-             + self._cell_weight(cell.bias))
+             + ops.matmul(h, recurrent_kernel) + bias)
         # The gates as keras.layers.LSTMCell computes them (i, f, c̃, o).
+        cell = self.cell
         z_i, z_f, z_c, z_o = ops.split(z, 4, axis=-1)
         c = (cell.recurrent_activation(z_f) * c
              + cell.recurrent_activation(z_i) * cell.activation(z_c))
