@@ -56,7 +56,7 @@ def _specs():
     import tfds_scan
     from tfds_scan import episodes
 
-    from compgen_tf.experiments.toy import MODEL_TASKS
+    from compgen_tf.experiments.toy import MODEL_TASKS, TOY_PAIR_SPLITS
 
     toy = {name: (MODEL_TASKS[name], text) for name, text in (
         ("symbol_convolution", "width-1 convolutions over symbols"),
@@ -70,8 +70,10 @@ def _specs():
     # The baseline and Syntactic Attention also train on the English-French set (the short
     # Syntactic Attention paper's translation experiment): the same experiment, other pairs.
     # The equivariant model's symmetries are SCAN's words, so it stays on SCAN.
+    # The baseline is also the sequence-to-sequence baseline of the composition toy task.
     specs = [ModelSpec(name, "scan", tuple(tfds_scan.CONFIG_NAMES) + (
-                 tuple(tfds_scan.MT_CONFIG_NAMES) if name != "equivariant_seq2seq" else ()),
+                 tuple(tfds_scan.MT_CONFIG_NAMES) if name != "equivariant_seq2seq" else ())
+                       + (TOY_PAIR_SPLITS if name == "seq2seq" else ()),
                        text)
              for name, text in scan.items()]
     specs.append(ModelSpec("meta_seq2seq", "episodes", tuple(episodes.TASK_NAMES),

@@ -22,6 +22,7 @@ from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.experiments.episodes import ablation_overrides
 from compgen_tf.experiments.scan import evaluated_splits
+from compgen_tf.experiments.toy import TOY_PAIR_SPLITS
 from compgen_tf.training.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
 
 DEFAULT_MODEL = "syntactic_attention"
@@ -37,11 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", default=DEFAULT_MODEL,
                         choices=sorted(registry.MODELS),
                         help=f"model to train (default: {DEFAULT_MODEL})")
-    parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES + tfds_scan.MT_CONFIG_NAMES,
-                        metavar="SPLIT",
+    parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES + tfds_scan.MT_CONFIG_NAMES
+                        + TOY_PAIR_SPLITS, metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "
                              + ", ".join(tfds_scan.CONFIG_NAMES) + "; or the English-French "
-                             "set: " + ", ".join(tfds_scan.MT_CONFIG_NAMES))
+                             "set: " + ", ".join(tfds_scan.MT_CONFIG_NAMES) + "; or, for "
+                             "seq2seq, the composition toy task: composition")
     parser.add_argument("--task", help="task of a model that trains on episodes or a toy "
                                        "task instead of a SCAN split: " + ", ".join(
                                            name for name, spec in registry.MODELS.items()

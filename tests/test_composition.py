@@ -102,3 +102,68 @@ def test_constructor_validates(kwargs, message):
 def test_unknown_architecture():
     with pytest.raises(ValueError, match="unknown architecture"):
         build_composition_model("transformer")
+
+
+def test_an_mlp_over_one_hot_words_can_compose_every_pair_it_never_saw():
+    """Why the MLP baseline generalises: the composition rule is additive over the two words.
+    The command's weights favour its action at every output position; the modifier's favour
+    padding from its count on, by more. Set by hand (one ReLU unit per word, passing its
+    one-hot bit through), the MLP baseline translates all 100 pairs, none of them trained."""
+    commands, modifiers = toy_tasks.COMMANDS, toy_tasks.MODIFIERS
+    words, positions, length = len(commands) + len(modifiers), len(commands) + 1, 11
+    model = build_composition_model("mlp", units=2 * words)
+    pad = len(commands)
+    out = np.zeros((2 * words, length, positions), np.float32)
+    for i in range(len(commands)):
+        out[i, :, i] = 1.0  # word i at position 0 of the input: its action everywhere
+    for j in range(len(modifiers)):
+        out[words + len(commands) + j, j + 1:, pad] = 2.0  # modifier j+1: padding after it
+    hidden = model.layers[-3]
+    output = model.layers[-2]
+    hidden.set_weights([np.eye(2 * words, dtype=np.float32), np.zeros(2 * words, np.float32)])
+    output.set_weights([out.reshape(2 * words, -1), np.zeros(length * positions, np.float32)])
+    pairs = [(f"{c} {m}", " ".join([c.upper()] * (j + 1)))
+             for c in commands for j, m in enumerate(modifiers)]
+    source, target, _ = composition_arrays(pairs)
+    predicted = model.predict(source, verbose=0).argmax(-1)
+    np.testing.assert_array_equal(predicted, target)
+
+
+def test_seq2seq_trains_on_the_composition_pairs_of_the_toy_models_seed(tmp_path):
+    """`--model seq2seq --split composition`: the standard LSTM encoder-decoder reads the
+    same draw, validation carve and test pairs as the toy models of its seed."""
+    from compgen_tf import train
+    from compgen_tf.experiments.scan import split_examples
+
+    config = json.loads(open("configs/seq2seq/composition.json").read())
+    for seed in (0, 3):
+        arrays = task_data("composition", seed, {})
+        for part in ("fit", "validation", "test"):
+            pairs = split_examples("composition", part, {}, seed)
+            np.testing.assert_array_equal(composition_arrays(pairs)[1], arrays[part][1])
+    assert split_examples("composition", "test", {}, 0) != split_examples(
+        "composition", "test", {}, 3)
+    assert config["model_args"] == {"command_grammar": None}
+    out = tmp_path / "run"
+    assert train.main(["--model", "seq2seq", "--split", "composition", "--seed", "3",
+                       "--output", str(out), "--steps", "20", "--quiet",
+                       "--set", "training.eval_every=10"]) == 0
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert set(metrics["accuracy"]) == {"train", "validation", "test"}
+    test_pairs = split_examples("composition", "test", {}, 3)
+    errors = [json.loads(line) for line in open(out / "errors_test.jsonl")]
+    assert {e["command"] for e in errors} <= {c for c, _ in test_pairs}
+    assert metrics["accuracy"]["test"] == pytest.approx(1 - len(errors) / len(test_pairs))
+
+
+def test_composition_error_kinds():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("kinds", "scripts/composition_error_kinds.py")
+    kinds = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kinds)
+    assert kinds.error_kind("RUN RUN RUN", "RUN RUN") == "count"
+    assert kinds.error_kind("RUN RUN", "RUN RUN RUN") == "count"
+    assert kinds.error_kind("RUN RUN", "RUN JUMP") == "action"
+    assert kinds.error_kind("RUN RUN", "JUMP") == "both"
+    assert kinds.error_kind("RUN", "") == "count"

@@ -10,6 +10,11 @@ and the other `tfds_scan.MT_CONFIG_NAMES`). There a source word that training ne
 becomes `<unk>` instead of an error, the metrics add BLEU both ways
 (`compgen_tf.training.bleu.translation_scores`) to exact match, and the `daxy` split (the
 8 sentences of Lake & Baroni's novel-word test) is scored too, its translations listed.
+
+The baseline also trains on the composition task of "Symmetry and systematicity"
+(`--model seq2seq --split composition`): the standard LSTM encoder-decoder of the SCAN
+papers beside that paper's baselines. Its pairs are those of the toy task, drawn with the
+run's seed, so seed N sees the data of the toy models' seed N.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import tensorflow as tf
 
 import tfds_scan
 from compgen_tf import registry
+from compgen_tf.experiments.toy import TOY_PAIR_SPLITS, composition_pairs
 from compgen_tf.experiments.experiment import (Experiment, account_warm_start, class_arguments,
                                                load_run_model, prepare_run_dir, start_from)
 from compgen_tf.training.bleu import translation_scores
@@ -47,9 +53,12 @@ def evaluated_splits(split: str) -> tuple:
     return MT_EVALUATED_SPLITS if is_translation(split) else EVALUATED_SPLITS
 
 
-def split_examples(split: str, part: str, data: dict):
+def split_examples(split: str, part: str, data: dict, seed: int = 0):
     """Examples of `part` ("fit", "train", "validation" or "test") of a SCAN split, read
-    through the repository's TFDS builder (`tfds_scan.load`, built offline on first use)."""
+    through the repository's TFDS builder (`tfds_scan.load`, built offline on first use).
+    `seed` is the draw of a toy split (`TOY_PAIR_SPLITS`); a SCAN split has one."""
+    if split in TOY_PAIR_SPLITS:
+        return composition_pairs(seed, data)[part]
     return tfds_scan.load_pairs(split, part,
                                 validation_fraction=data.get("validation_fraction", 0.1),
                                 validation_seed=data.get("validation_seed", 0),
@@ -80,7 +89,7 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     prepare_run_dir(run_dir, dict(config, seed=seed))
 
     data = config["data"]
-    examples = {part: split_examples(config["split"], part, data)
+    examples = {part: split_examples(config["split"], part, data, seed)
                 for part in ("train", "fit", "validation")}
     source, target = vocabularies(examples["train"])
     source.save(run_dir / "source_vocabulary.json")
@@ -127,7 +136,8 @@ def evaluate_run(run_dir, splits=None, verbose: int = 1) -> dict:
     translation = is_translation(config["split"])
     accuracy, bleu, started = {}, {}, time.perf_counter()
     for part in splits:
-        split = encode_split(model, split_examples(config["split"], part, config["data"]),
+        split = encode_split(model, split_examples(config["split"], part, config["data"],
+                                                   config["seed"]),
                              unknown_words="unk" if translation else "error")
         result = evaluate_split(model, split)
         accuracy[part] = result.accuracy
@@ -177,7 +187,8 @@ class ScanExperiment(Experiment):
     def build(self, config, seed=0):
         # As in `train_run`: the data first (building the TFDS dataset on first use draws
         # from the global random generators), then the seed, then the model.
-        source, target = vocabularies(split_examples(config["split"], "train", config["data"]))
+        source, target = vocabularies(split_examples(config["split"], "train", config["data"],
+                                                     seed))
         keras.utils.set_random_seed(seed)
         return registry.build_model(config["model"], config["model_args"], source.words,
                                     target.words)
@@ -196,7 +207,8 @@ class ScanExperiment(Experiment):
         return evaluate_run(run_dir, splits, verbose)
 
     def fit_examples(self, config):
-        return len(split_examples(config["split"], "fit", config["data"]))
+        return len(split_examples(config["split"], "fit", config["data"],
+                                  config.get("seed", 0)))
 
 
 SCAN = ScanExperiment()

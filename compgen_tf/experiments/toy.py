@@ -50,6 +50,9 @@ MODEL_TASKS = {
 }
 ARCHITECTURE = {"symbol_convolution": "convolution", "mlp_baseline": "mlp",
                 "recurrent_baseline": "recurrent", "stack_lstm": "stack", "lstm_baseline": "lstm"}
+# Toy tasks whose examples are (command, actions) pairs: the SCAN models train on them as
+# on a split (`--model seq2seq --split composition`), each seed on its own draw.
+TOY_PAIR_SPLITS = ("composition",)
 # Test splits of each task, and the results file each one is reported in.
 TEST_SPLITS = {"rule_learning": {"test": "rule_learning"},
                "composition": {"test": "composition"},
@@ -81,6 +84,22 @@ def composition_arrays(pairs):
     return source, target, None
 
 
+def composition_pairs(seed: int, data: dict) -> dict:
+    """{"train", "fit", "validation", "test"}: the composition task's (command, actions)
+    pairs of draw `seed`, with the validation carve of `task_data`.
+
+    The sequence models (`--model seq2seq --split composition`) read the same pairs as the
+    toy models of the same seed, so their scores compare draw by draw.
+    """
+    from tfds_scan import load_toy
+
+    splits = load_toy("composition", seed)
+    fit, validation = _carve(splits["train"], data.get("validation_fraction", 0.1), seed,
+                             data.get("validation_seed", 0))
+    return {"train": splits["train"], "fit": fit, "validation": validation,
+            "test": splits["test"]}
+
+
 def task_data(task: str, seed: int, data: dict) -> dict:
     """{"fit", "validation", <test splits>}: (inputs, targets, sample weights or None).
 
@@ -102,10 +121,8 @@ def task_data(task: str, seed: int, data: dict) -> dict:
         return {"fit": encode(fit), "validation": encode(validation),
                 "test": encode(splits["test"])}
     if task == "composition":
-        splits = load_toy(task, seed)
-        fit, validation = _carve(splits["train"], fraction, seed, validation_seed)
-        return {"fit": composition_arrays(fit), "validation": composition_arrays(validation),
-                "test": composition_arrays(splits["test"])}
+        pairs = composition_pairs(seed, data)
+        return {part: composition_arrays(pairs[part]) for part in ("fit", "validation", "test")}
     if task in ("palindromes", "palindromes_depth"):
         splits = load_toy(task, seed, train_size=data.get("train_size", 100_000),
                           test_size=data.get("test_size", 1_000))
