@@ -1,11 +1,15 @@
-"""Percentages in prose, checked against the committed files: `report --check` runs this.
+"""Figures in prose, checked against the committed files: `report --check` runs this.
 
 A typed number drifts from its source when the source changes or when it is rounded by hand
-(36.35 shown as 36.4). Every `NN.N%` of the README and of `docs/` must therefore either be a
-value of a committed JSON file under `results/` (a fraction shown in percent, or a number
-the file holds in percent), formatted with the decimals shown, or be marked as a paper's
-figure: the word "paper" (or "Table", "reports") earlier in the same sentence, or a table
-column whose header names the paper.
+(36.35 shown as 36.4). Every figure of the README and of `docs/` that reads as a result must
+therefore either be a value of a committed JSON file under `results/` (a fraction shown in
+percent, or a number the file holds in percent), formatted with the decimals shown, or be
+marked as a paper's figure: the word "paper" (or "Table", "reports") earlier in the same
+sentence, or a table column whose header names the paper. A figure that reads as a result is
+- any number followed by `%`;
+- a decimal number typed without `%` after a statistic or a score word ("median 53.5",
+  "mean 75.7", "std 40.4", "test 91.68"), after `±`, or in a range ("0.0–100.0").
+Decimals elsewhere (timings, learning rates, versions) are not results and are not checked.
 
 The check is permissive: a number counts as backed when any committed value formats the same
 way, so it catches figures that no file holds and hand-rounding that lands on a value no file
@@ -21,6 +25,18 @@ import re
 from pathlib import Path
 
 PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?%")
+# Decimals typed without `%` that read as results: after a statistic or score word, after
+# `±`, or as the two ends of a range. (A `%` after the number is PERCENT's.) Separate
+# patterns, since one figure can be both ("max 0.0–97.1").
+NOT_PERCENT = r"(?!\d|\.\d|\s?%)"
+STATISTICS = (
+    re.compile(r"\b(?:mean|median|std|min|max|average|accuracy|exact match|BLEU|scores?|"
+               r"scored|test|validation)\b(?:\s|:|=|of|is|was|at|on){0,12}?(?<![\w.])"
+               r"(\d+\.\d+)" + NOT_PERCENT),
+    re.compile(r"±\s?(\d+\.\d+)" + NOT_PERCENT),
+    re.compile(r"(?<![\w.])(\d+\.\d+)\s?[–-]\s?(?=\d+\.\d+" + NOT_PERCENT + ")"),
+    re.compile(r"(?<=\d[–-])(\d+\.\d+)" + NOT_PERCENT),
+)
 # Where a sentence (or a table cell, or a list item) starts: what "the same sentence" means.
 SENTENCE_START = re.compile(r"(?:[.;:!?]\s|\||^\s*[-*]\s|\(|\n\s*\n)")
 PAPER_MARK = re.compile(r"\b(?:paper|papers|Table|reports?|reported)\b")
@@ -59,20 +75,27 @@ def shown_forms(values: list[float]) -> set[str]:
     return forms
 
 
-def unbacked_percentages(text: str, forms: set[str]) -> list[str]:
-    """The `N%` of `text` that are neither in `forms` nor marked as a paper's figure, each
-    with its line number and sentence."""
-    problems = []
-    for match in PERCENT.finditer(text):
-        number = match.group(1)
-        if number in forms:
+def unbacked_figures(text: str, forms: set[str]) -> list[str]:
+    """The figures of `text` (`N%`, and the decimals of `STATISTICS`) that are neither in
+    `forms` nor marked as a paper's figure, each with its line number and sentence, in the
+    order of the text."""
+    found = [(match.start(1), match.group(1) + "%", match)
+             for match in PERCENT.finditer(text)]
+    found += [(match.start(1), match.group(1), match)
+              for pattern in STATISTICS for match in pattern.finditer(text)]
+    problems, seen = [], set()
+    for position, figure, match in sorted(found, key=lambda item: item[0]):
+        if position in seen:
+            continue
+        seen.add(position)
+        if figure.rstrip("%") in forms:
             continue
         starts = [m.end() for m in SENTENCE_START.finditer(text, 0, match.start())]
         sentence = text[starts[-1] if starts else 0:match.end()]
-        if PAPER_MARK.search(sentence) or PAPER_MARK.search(_column_header(text, match.start())):
+        if PAPER_MARK.search(sentence) or PAPER_MARK.search(_column_header(text, position)):
             continue
-        line = text.count("\n", 0, match.start()) + 1
-        problems.append(f"line {line}: {number}% in \"{' '.join(sentence.split())[-90:]}\"")
+        line = text.count("\n", 0, position) + 1
+        problems.append(f"line {line}: {figure} in \"{' '.join(sentence.split())[-90:]}\"")
     return problems
 
 
@@ -93,7 +116,7 @@ def _column_header(text: str, position: int) -> str:
 
 
 def check_documents(paths, results_dir: Path) -> list[str]:
-    """`unbacked_percentages` of each file, prefixed with its path."""
+    """`unbacked_figures` of each file, prefixed with its path."""
     forms = shown_forms(committed_values(results_dir))
     return [f"{path}: {problem}" for path in paths
-            for problem in unbacked_percentages(Path(path).read_text(), forms)]
+            for problem in unbacked_figures(Path(path).read_text(), forms)]

@@ -867,7 +867,7 @@ def stale_reports(results_dir: Path, out: Path, runs_dir: Path, readme: Path | N
         for page in pages:
             if render_doc_tables(page.read_text(), results_dir) != page.read_text():
                 stale.append(f"{page}: a results table differs from what `{GENERATOR}` writes")
-        # Typed percentages: each must come from a committed file or be a paper's figure.
+        # Typed figures: each must come from a committed file or be a paper's figure.
         stale += [f"unbacked figure: {problem}" for problem in
                   check_documents([readme, *pages], results_dir)]
     return stale
