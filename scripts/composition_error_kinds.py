@@ -53,14 +53,13 @@ def toy_predictions(run_dir: Path, pairs) -> list[str]:
     model = keras.saving.load_model(run_dir / "best_model.keras")
     source, _, _ = composition_arrays(pairs)
     ids = model.predict(source, verbose=0).argmax(-1)
-    # Everything from the first padding position on is padding.
+    # The trailing padding ends an output; padding before an action is shown as `<pad>`, so
+    # that an output is right exactly when its whole row of ids is (as `toy.score` counts).
     outputs = []
     for row in ids:
-        words = []
-        for i in row:
-            if i >= len(actions):
-                break
-            words.append(actions[i])
+        words = [actions[i] if i < len(actions) else "<pad>" for i in row]
+        while words and words[-1] == "<pad>":
+            words.pop()
         outputs.append(" ".join(words))
     return outputs
 
@@ -102,7 +101,9 @@ def main(argv=None) -> int:
     runs = Path(args.runs_dir)
     missing = [str(runs / model / "composition" / f"seed{seed}") for model in MODELS
                for seed in range(args.seeds)
-               if not (runs / model / "composition" / f"seed{seed}" / "metrics.json").exists()]
+               for needed in (("metrics.json", "errors_test.jsonl") if model == "seq2seq"
+                              else ("metrics.json", "best_model.keras"))
+               if not (runs / model / "composition" / f"seed{seed}" / needed).exists()]
     if missing:
         print(f"error: not a finished run: {missing[0]} (and {len(missing) - 1} more)",
               file=sys.stderr)

@@ -43,6 +43,10 @@ def test_figures_typed_without_a_percent_sign_are_checked_too():
     drifted = "Over 16 seeds: median 53.6, mean 75.70 ± 40.4; min–max 0.0–97.1."
     assert [problem.split(" in ")[0] for problem in unbacked_figures(drifted, forms)] == [
         "line 1: 53.6", "line 1: 75.70", "line 1: 40.4", "line 1: 0.0", "line 1: 97.1"]
+    # Capitals, the number before ±, spaced ranges and a range that ends in % count too.
+    more = "Median 53.6. (74.31 ± 5.0 on dev) Range 5.03 – 97.13; range 5.03–100.0%."
+    assert [problem.split(" in ")[0] for problem in unbacked_figures(more, forms)] == [
+        "line 1: 53.6", "line 1: 74.31", "line 1: 5.03", "line 1: 97.13", "line 1: 5.03"]
     # Timings, learning rates and versions are not results; a paper's figure is marked.
-    assert unbacked_figures("3.79 ms at p50 with Adam 0.0015 on 2.21.", forms) == []
+    assert unbacked_figures("3.79 ms at p50 with Adam 0.0015 on 2.21-3.12.", forms) == []
     assert unbacked_figures("The paper reports median 91.0, mean 78.4 ± 27.4.", forms) == []

@@ -135,12 +135,20 @@ def test_seq2seq_trains_on_the_composition_pairs_of_the_toy_models_seed(tmp_path
     from compgen_tf import train
     from compgen_tf.experiments.scan import split_examples
 
+    from tfds_scan import load_toy
+
     config = json.loads(open("configs/seq2seq/composition.json").read())
     for seed in (0, 3):
+        drawn = load_toy("composition", seed)
         arrays = task_data("composition", seed, {})
-        for part in ("fit", "validation", "test"):
-            pairs = split_examples("composition", part, {}, seed)
-            np.testing.assert_array_equal(composition_arrays(pairs)[1], arrays[part][1])
+        assert split_examples("composition", "test", {}, seed) == drawn["test"]
+        fit, validation = (split_examples("composition", part, {}, seed)
+                           for part in ("fit", "validation"))
+        assert sorted(fit + validation) == sorted(drawn["train"])
+        assert len(validation) == round(0.1 * len(drawn["train"]))
+        np.testing.assert_array_equal(composition_arrays(fit)[0], arrays["fit"][0])
+    with pytest.raises(ValueError, match="validation_carve"):
+        split_examples("composition", "fit", {"validation_carve": "tail"}, 0)
     assert split_examples("composition", "test", {}, 0) != split_examples(
         "composition", "test", {}, 3)
     assert config["model_args"] == {"command_grammar": None}
@@ -152,6 +160,7 @@ def test_seq2seq_trains_on_the_composition_pairs_of_the_toy_models_seed(tmp_path
                        "--evaluate-splits", "validation", "test"]) == 0
     metrics = json.loads((out / "metrics.json").read_text())
     assert set(metrics["accuracy"]) == {"validation", "test"}
+    assert metrics["seed"] == 3 and json.loads((out / "config.json").read_text())["seed"] == 3
     test_pairs = split_examples("composition", "test", {}, 3)
     errors = [json.loads(line) for line in open(out / "errors_test.jsonl")]
     assert {e["command"] for e in errors} <= {c for c, _ in test_pairs}

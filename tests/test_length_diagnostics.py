@@ -3,8 +3,10 @@
 import importlib.util
 
 import keras
+from keras import ops
 
 from compgen_tf import registry
+from compgen_tf.vocabulary import EOS_ID
 
 spec = importlib.util.spec_from_file_location("oracle", "scripts/length_oracle_decoding.py")
 oracle = importlib.util.module_from_spec(spec)
@@ -31,3 +33,24 @@ def test_decoding_with_the_true_length_emits_exactly_that_many_actions():
             assert forced.split() == unforced.split()[:n]
             checked += 1
     assert checked >= 2
+
+
+def test_the_true_length_overrides_a_decoder_that_wants_to_stop_at_once():
+    keras.utils.set_random_seed(0)
+    words, actions = registry.scan_vocabularies()
+    model = registry.build_model("syntactic_attention", {}, words, actions)
+    decoder = model.backbone.decoder
+    step = decoder.greedy_step
+
+    def eager_to_stop(previous, state, memory, constants):
+        logits, state, weights = step(previous, state, memory, constants)
+        return logits + 100.0 * ops.cast(ops.equal(ops.arange(logits.shape[-1]), EOS_ID),
+                                         logits.dtype), state, weights
+
+    decoder.greedy_step = eager_to_stop
+    source_ids, _ = model.encode_commands(["jump twice", "look"])
+    free = oracle._strings(model.decode_actions(model.greedy_decode(source_ids, 16))[0])
+    assert free == ["", ""]
+    forced = oracle._strings(model.decode_actions(
+        oracle.decode_with_length(model, source_ids, [4, 2], 16))[0])
+    assert [len(f.split()) for f in forced] == [4, 2]

@@ -189,6 +189,14 @@ def test_recorded_commands_of_every_version_become_todays_reproduce_arguments():
                             "training.stop_at_accuracy=2", "stack_lstm") == [
         "--model", "stack_lstm", "--task", "palindromes", "--quiet", "--name",
         "palindromes_full_budget", "--set", "training.stop_at_accuracy=2"]
+    assert todays_arguments("python -m compgen_tf.train --model seq2seq --split length_dev "
+                            "--seed 0 --output /tmp/runs/seed0 --quiet --set "
+                            "training.max_steps=10", "seq2seq") == [
+        "--model", "seq2seq", "--split", "length_dev", "--quiet", "--set",
+        "training.max_steps=10"]
+    with pytest.raises(ValueError, match="chosen splits only"):
+        todays_arguments("python -m compgen_tf.train --model seq2seq --evaluate-splits test",
+                         "seq2seq")
     with pytest.raises(ValueError, match="not a command that trains seeds"):
         todays_arguments("python -m compgen_tf.models.rule_learning --seeds 5", "mlp_baseline")
 

@@ -42,6 +42,14 @@ def todays_arguments(command: str, model: str) -> list[str]:
         rest = rest[1:]
     elif module == "compgen_tf.reproduce":
         pass
+    elif module == "compgen_tf.train":
+        # One seed trained by `train` (then reused by `reproduce`): its model, task and
+        # configuration options are `reproduce`'s; the seed and the run directory are the
+        # check's own.
+        if "--evaluate-splits" in rest or any(w.startswith("--evaluate-splits=") for w in rest):
+            raise ValueError(f"a run scored on chosen splits only cannot be checked: {command!r}")
+        rest = without_options(rest, ("--seed", "--output", "--strategy", "--cpu-devices"))
+        rest = [w for w in rest if w != "--verbose"]
     elif module == "compgen_tf.meta_training":
         rest = ["--model", "meta_seq2seq", *rest]
     elif module == "compgen_tf.toy_runs":

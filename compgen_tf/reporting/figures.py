@@ -8,7 +8,8 @@ marked as a paper's figure: the word "paper" (or "Table", "reports") earlier in 
 sentence, or a table column whose header names the paper. A figure that reads as a result is
 - any number followed by `%`;
 - a decimal number typed without `%` after a statistic or a score word ("median 53.5",
-  "mean 75.7", "std 40.4", "test 91.68"), after `±`, or in a range ("0.0–100.0").
+  "Mean 75.7", "std 40.4", "test 91.68"), beside `±`, or at either end of a range
+  ("0.0–100.0").
 Decimals elsewhere (timings, learning rates, versions) are not results and are not checked.
 
 The check is permissive: a number counts as backed when any committed value formats the same
@@ -25,17 +26,19 @@ import re
 from pathlib import Path
 
 PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?%")
-# Decimals typed without `%` that read as results: after a statistic or score word, after
-# `±`, or as the two ends of a range. (A `%` after the number is PERCENT's.) Separate
-# patterns, since one figure can be both ("max 0.0–97.1").
+# Decimals typed without `%` that read as results: after a statistic or score word (any
+# case), on either side of `±`, or as either end of an en-dash range ("0.0–97.1"; a hyphen
+# joins versions and timings too often to count). A `%` after the number is PERCENT's.
+# Separate patterns, since one figure can be several ("max 0.0–97.1").
 NOT_PERCENT = r"(?!\d|\.\d|\s?%)"
 STATISTICS = (
     re.compile(r"\b(?:mean|median|std|min|max|average|accuracy|exact match|BLEU|scores?|"
                r"scored|test|validation)\b(?:\s|:|=|of|is|was|at|on){0,12}?(?<![\w.])"
-               r"(\d+\.\d+)" + NOT_PERCENT),
+               r"(\d+\.\d+)" + NOT_PERCENT, re.IGNORECASE),
+    re.compile(r"(?<![\w.])(\d+\.\d+)\s?±"),
     re.compile(r"±\s?(\d+\.\d+)" + NOT_PERCENT),
-    re.compile(r"(?<![\w.])(\d+\.\d+)\s?[–-]\s?(?=\d+\.\d+" + NOT_PERCENT + ")"),
-    re.compile(r"(?<=\d[–-])(\d+\.\d+)" + NOT_PERCENT),
+    re.compile(r"(?<![\w.])(\d+\.\d+)\s?–\s?(?=\d+\.\d+)"),
+    re.compile(r"(?:(?<=\d–)|(?<=\d –)|(?<=\d– )|(?<=\d – ))(\d+\.\d+)" + NOT_PERCENT),
 )
 # Where a sentence (or a table cell, or a list item) starts: what "the same sentence" means.
 SENTENCE_START = re.compile(r"(?:[.;:!?]\s|\||^\s*[-*]\s|\(|\n\s*\n)")

@@ -338,7 +338,8 @@ SUMMARY_ROWS = [
     ("meta_seq2seq", "length"),
     ("symbol_convolution", "rule_learning"), ("symbol_convolution", "composition"),
     ("mlp_baseline", "composition"), ("recurrent_baseline", "composition"),
-    ("seq2seq", "composition"), ("stack_lstm", "palindromes_long"), ("stack_lstm", "palindromes_deep"),
+    ("seq2seq", "composition"),
+    ("stack_lstm", "palindromes_long"), ("stack_lstm", "palindromes_deep"),
     ("lstm_baseline", "palindromes_long"), ("lstm_baseline", "palindromes_deep"),
 ]
 
