@@ -129,14 +129,17 @@ def model_class(name: str):
         raise ValueError(f"unknown model {name!r}; available: {sorted(SCAN_MODELS)}") from None
 
 
-def build_model(name: str, model_args: dict, source_words, target_words):
+def build_model(name: str, model_args: dict, source_words, target_words, train_commands=None):
     """Instantiates SCAN model `name` with its vocabularies; bad arguments give a clear error.
 
     Every model here reads SCAN, so it refuses commands outside SCAN's language
     (`command_grammar="scan"`: a per-row error in an export) unless `model_args` says
-    otherwise.
+    otherwise. `train_commands`, when given, fill in the arguments that a model takes from
+    its training data (a class's `data_arguments`, e.g. Syntactic Attention's tying).
     """
     cls = model_class(name)
+    if train_commands is not None and hasattr(cls, "data_arguments"):
+        model_args = cls.data_arguments(model_args, list(train_commands))
     try:
         return cls(source_words, target_words, **{"command_grammar": "scan", **model_args})
     except TypeError as error:
@@ -159,6 +162,7 @@ def check_model_args(name: str, model_args: dict) -> None:
     """
     words, actions = scan_vocabularies()
     try:
-        build_model(name, model_args, words, actions)
+        # No training commands: arguments taken from them are checked, not filled in.
+        build_model(name, model_args, words, actions, train_commands=[])
     except (ValueError, TypeError) as error:
         raise ConfigError(f"model_args of {name}: {error}") from error

@@ -225,7 +225,9 @@ NORMAL_EMBEDDINGS = {"embeddings_initializer": {"class_name": "RandomNormal",
 ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
                            boundary_initializer="zeros", syntax_embeddings_initializer="zeros",
                            syntax_word_noise=0.25, syntax_noise_stddev=0.5,
-                           syntax_embeddings_l2=1e-5, **NORMAL_EMBEDDINGS)
+                           syntax_embeddings_l2=1e-5, syntax_tying="bare_words",
+                           syntax_tied_words=["jump"], syntax_lender_words=["walk"],
+                           **NORMAL_EMBEDDINGS)
 
 
 @pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED], ids=["plain", "all_options_changed"])
@@ -263,7 +265,17 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"syntax_word_noise": -0.1}, r"syntax_word_noise must be in \[0, 1\)"),
     ({"syntax_noise_stddev": 0.0}, "syntax_noise_stddev must be positive"),
     ({"syntax_embeddings_l2": -1e-5}, "syntax_embeddings_l2 must be a non-negative number"),
-    ({"syntax_embeddings_l2": True}, "syntax_embeddings_l2 must be a non-negative number")])
+    ({"syntax_embeddings_l2": True}, "syntax_embeddings_l2 must be a non-negative number"),
+    ({"syntax_tying": "verbs"}, "syntax_tying must be one of"),
+    ({"syntax_tying": "bare_words"}, "takes its words from the training commands"),
+    ({"syntax_tied_words": ["jump"], "syntax_lender_words": ["walk"]},
+     "need syntax_tying='bare_words'"),
+    ({"syntax_tying": "bare_words", "syntax_tied_words": ["hop"], "syntax_lender_words": ["walk"]},
+     r"outside the vocabulary: \['hop'\]"),
+    ({"syntax_tying": "bare_words", "syntax_tied_words": ["jump"], "syntax_lender_words": []},
+     "lender_ids must not be empty"),
+    ({"syntax_tying": "bare_words", "syntax_tied_words": ["jump"],
+      "syntax_lender_words": ["jump", "walk"]}, "both tied and a lender")])
 def test_constructor_validates(kwargs, message):
     with pytest.raises(ValueError, match=message):
         make_model(**kwargs)
@@ -453,3 +465,60 @@ def test_syntax_embeddings_l2_walks_an_untrained_row_to_zero(tmp_path, l2):
     else:
         np.testing.assert_array_equal(after[jump], before[jump])
     assert not np.allclose(after[walk], before[walk])
+
+
+def test_tied_rows_embedding_layer():
+    from layer_test_case import run_layer_test
+
+    from compgen_tf.models.syntactic_attention.syntactic_attention_backbone import (
+        TiedRowsEmbedding)
+
+    ids = np.array([[4, 5, 6, 0], [6, 6, 5, 4]], dtype="int32")
+    run_layer_test(TiedRowsEmbedding, dict(input_dim=8, output_dim=3, tied_ids=[6],
+                                           lender_ids=[4, 5]), ids, (2, 4, 3),
+                   expected_num_trainable_weights=1, tmp_path=None)
+    layer = TiedRowsEmbedding(8, 3, tied_ids=[6], lender_ids=[4, 5])
+    out = layer(ids).numpy()
+    table = layer.embeddings.numpy()
+    np.testing.assert_allclose(out[0, 2], (table[4] + table[5]) / 2, rtol=1e-6)
+    np.testing.assert_array_equal(out[0, 0], table[4])
+    # The tied row's own weights get no gradient; the lenders share its gradient.
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(layer(np.array([[6]])) * np.array([1.0, 2.0, 3.0]))
+    gradient = tf.convert_to_tensor(tape.gradient(loss, layer.embeddings)).numpy()
+    assert np.all(gradient[6] == 0)
+    np.testing.assert_allclose(gradient[4], [0.5, 1.0, 1.5])
+    np.testing.assert_allclose(gradient[5], [0.5, 1.0, 1.5])
+    for bad, message in [(dict(tied_ids=[8], lender_ids=[4]), r"tied_ids must be ids in \[0, 8\)"),
+                         (dict(tied_ids=[5, 5], lender_ids=[4]), "must not repeat"),
+                         (dict(tied_ids=[True], lender_ids=[4]), "tied_ids must be ids")]:
+        with pytest.raises(ValueError, match=message):
+            TiedRowsEmbedding(8, 3, **bad)
+
+
+def test_bare_word_tying_comes_from_the_training_commands():
+    from compgen_tf.models.syntactic_attention.syntactic_attention import bare_word_ties
+
+    commands = ["jump", "walk", "walk twice", "look", "look left after jump", "run"]
+    # `jump` appears in a longer command: only `run` is seen alone and nowhere else.
+    assert bare_word_ties(commands) == (["run"], ["jump", "look", "walk"])
+    assert bare_word_ties(["jump", "walk"]) == ([], [])  # no lender: nothing is tied
+    assert bare_word_ties(["walk twice", "jump"]) == ([], [])
+    words, actions = registry.scan_vocabularies()
+    train = [c for c, _ in tfds_scan.load_pairs("addprim_jump", "train")]
+    model = registry.build_model("syntactic_attention", dict(SIZES, syntax_tying="bare_words"),
+                                 words, actions, train_commands=train)
+    assert (model.syntax_tied_words, model.syntax_lender_words) == (["jump"],
+                                                                    ["look", "run", "walk"])
+    jump, walk = (model.source_vocabulary.ids(w)[0] for w in ("jump", "walk"))
+    assert model.backbone.syntax_embedding.tied_ids == [jump]
+    rows = model.backbone.syntax_embedding(np.array([[jump, walk]])).numpy()[0]
+    table = model.backbone.syntax_embedding.embeddings.numpy()
+    lenders = model.backbone.syntax_embedding.lender_ids
+    np.testing.assert_allclose(rows[0], table[lenders].mean(0), rtol=1e-5)
+    # On simple every verb appears in context: the same setting ties nothing.
+    simple = [c for c, _ in tfds_scan.load_pairs("simple", "train")]
+    untied = registry.build_model("syntactic_attention", dict(SIZES, syntax_tying="bare_words"),
+                                  words, actions, train_commands=simple)
+    assert untied.backbone.syntax_embedding.tied_ids == []
+    registry.check_model_args("syntactic_attention", {"syntax_tying": "bare_words"})

@@ -104,7 +104,8 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
         keras.utils.set_random_seed(seed)
         with strategy.scope():
             model = registry.build_model(config["model"], config["model_args"], source.words,
-                                         target.words)
+                                         target.words,
+                                         train_commands=[c for c, _ in examples["train"]])
     fit = encode_split(model, examples["fit"])
     validation = encode_split(model, examples["validation"])
     extend = start_from(warm_start_from, run_dir)
@@ -190,11 +191,11 @@ class ScanExperiment(Experiment):
     def build(self, config, seed=0):
         # As in `train_run`: the data first (building the TFDS dataset on first use draws
         # from the global random generators), then the seed, then the model.
-        source, target = vocabularies(split_examples(config["split"], "train", config["data"],
-                                                     seed))
+        train = split_examples(config["split"], "train", config["data"], seed)
+        source, target = vocabularies(train)
         keras.utils.set_random_seed(seed)
         return registry.build_model(config["model"], config["model_args"], source.words,
-                                    target.words)
+                                    target.words, train_commands=[c for c, _ in train])
 
     def check_model_args(self, config):
         # SCAN's whole vocabulary: a model that builds on it builds on any split's.

@@ -92,8 +92,17 @@ class SyntacticAttention(Seq2SeqModel):
             embeddings, added to the training loss (0, the default and the paper's
             setting, adds none). Under Adam it walks a row that gets no other
             gradient (a word only ever seen alone) to zero.
+        syntax_tying: `"none"` (default, the paper's) or `"bare_words"`: the words
+            that the training commands show only alone (a one-word command, like `jump`
+            on add-jump) read, as their syntactic embedding, the mean of the rows of the
+            words shown both alone and in longer commands (`TiedRowsEmbedding`). The
+            words come from the training data (`data_arguments`, which the SCAN tools
+            call before building) or are given as `syntax_tied_words` and
+            `syntax_lender_words`.
+        syntax_tied_words, syntax_lender_words: the words of `"bare_words"` tying;
+            None with `"bare_words"` is an error (build through `data_arguments`).
         (Why these options exist, and what each measured on add-jump:
-        docs/syntactic_attention_lab_notes.md.)
+        docs/syntactic_attention_lab_notes.md; tying: docs/dev_splits.md.)
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
         **kwargs: passed to `Seq2SeqModel`.
 
@@ -122,11 +131,14 @@ class SyntacticAttention(Seq2SeqModel):
                  syntax_action=False, nonlinear_semantics=False, embeddings_initializer="uniform",
                  learned_boundary_semantics=True, boundary_initializer=None,
                  syntax_embeddings_initializer=None, syntax_word_noise=0.0,
-                 syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, **kwargs):
+                 syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, syntax_tying="none",
+                 syntax_tied_words=None, syntax_lender_words=None, **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
         super().__init__(source_words, target_words, source_starts_with_sos=True, **kwargs)
+        tied_ids, lender_ids = self._tying_ids(syntax_tying, syntax_tied_words,
+                                               syntax_lender_words)
         self.backbone = SyntacticAttentionBackbone(
             self.source_vocabulary_size, self.target_vocabulary_size, semantic_dim=semantic_dim,
             syntax_embedding_dim=syntax_embedding_dim, syntax_units=syntax_units,
@@ -138,9 +150,71 @@ class SyntacticAttention(Seq2SeqModel):
             boundary_initializer=boundary_initializer,
             syntax_embeddings_initializer=syntax_embeddings_initializer,
             syntax_word_noise=syntax_word_noise, syntax_noise_stddev=syntax_noise_stddev,
-            syntax_embeddings_l2=syntax_embeddings_l2, name="backbone")
+            syntax_embeddings_l2=syntax_embeddings_l2, syntax_tied_ids=tied_ids,
+            syntax_lender_ids=lender_ids, name="backbone")
+
+    @classmethod
+    def data_arguments(cls, model_args: dict, train_commands) -> dict:
+        """`model_args` with what comes from the training commands filled in: the words of
+        `syntax_tying="bare_words"` (`bare_word_ties`)."""
+        model_args = dict(model_args)
+        if (model_args.get("syntax_tying") == "bare_words"
+                and model_args.get("syntax_tied_words") is None):
+            tied, lenders = bare_word_ties(train_commands)
+            model_args.update(syntax_tied_words=tied, syntax_lender_words=lenders)
+        return model_args
+
+    def _tying_ids(self, tying, tied_words, lender_words):
+        """(tied ids, lender ids) of the syntactic embedding, checked against the vocabulary."""
+        if tying not in SYNTAX_TYING:
+            raise ValueError(f"syntax_tying must be one of {list(SYNTAX_TYING)}, got {tying!r}")
+        if tying == "none":
+            if tied_words or lender_words:
+                raise ValueError("syntax_tied_words and syntax_lender_words need "
+                                 "syntax_tying='bare_words'")
+            self.syntax_tying, self.syntax_tied_words, self.syntax_lender_words = "none", [], []
+            return [], []
+        if tied_words is None or lender_words is None:
+            raise ValueError("syntax_tying='bare_words' takes its words from the training "
+                             "commands: build with SyntacticAttention.data_arguments(model_args, "
+                             "train_commands), or give syntax_tied_words and syntax_lender_words")
+        self.syntax_tying = tying
+        self.syntax_tied_words, self.syntax_lender_words = list(tied_words), list(lender_words)
+        vocabulary = self.source_vocabulary
+        unknown = vocabulary.unknown_words([" ".join(self.syntax_tied_words
+                                                     + self.syntax_lender_words)])
+        if unknown:
+            raise ValueError(f"syntax tying names words outside the vocabulary: {unknown}")
+        return ([vocabulary.ids(w)[0] for w in self.syntax_tied_words],
+                [vocabulary.ids(w)[0] for w in self.syntax_lender_words])
 
     def get_config(self):
         config = super().get_config()
-        config.update(self.backbone.model_arguments())
+        arguments = self.backbone.model_arguments()
+        del arguments["syntax_tied_ids"], arguments["syntax_lender_ids"]
+        config.update(arguments, syntax_tying=self.syntax_tying,
+                      syntax_tied_words=self.syntax_tied_words or None,
+                      syntax_lender_words=self.syntax_lender_words or None)
         return config
+
+
+SYNTAX_TYING = ("none", "bare_words")
+
+
+def bare_word_ties(commands) -> tuple[list[str], list[str]]:
+    """(tied, lenders) for `syntax_tying="bare_words"`, from training commands.
+
+    Tied: the words that make a one-word command and appear in no longer command.
+    Lenders: the words that make a one-word command and also appear in longer ones. When
+    either list is empty nothing is tied (both are returned empty).
+
+    Example:
+        >>> bare_word_ties(["jump", "walk", "walk twice", "look", "look left"])
+        (['jump'], ['look', 'walk'])
+    """
+    bare, in_context = set(), set()
+    for command in commands:
+        words = command.split()
+        (bare if len(words) == 1 else in_context).update(words)
+    tied, lenders = sorted(bare - in_context), sorted(bare & in_context)
+    return (tied, lenders) if tied and lenders else ([], [])
