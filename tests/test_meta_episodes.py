@@ -133,6 +133,16 @@ def test_scan_test_episodes():
     assert len(length.support_commands) == 100
     assert set(zip(length.support_commands, length.support_actions)) <= train
     assert len(length.query_commands) == 3920
+    # The authors' protocol: the same queries against several support sets, the first of
+    # which is the single set above.
+    sets = episodes.test_episodes("length", support_sets=3)
+    assert sets[0] == length and len({e.support_commands for e in sets}) == 3
+    assert all(e.query_commands == length.query_commands for e in sets)
+    assert all(set(zip(e.support_commands, e.support_actions)) <= train for e in sets)
+    with pytest.raises(ValueError, match="length task only"):
+        episodes.test_episodes("around_right", support_sets=2)
+    with pytest.raises(ValueError, match="positive integer"):
+        episodes.test_episodes("length", support_sets=0)
 
 
 def test_vocabularies_cover_every_episode():

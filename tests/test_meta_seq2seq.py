@@ -365,3 +365,17 @@ def test_ablation_flags_are_set_overrides():
     assert ablation_overrides(Namespace(no_support_loss=True, no_decoder_attention=True)) == [
         "model_args.support_loss=false", "model_args.decoder_attention=false"]
     assert ablation_overrides(Namespace(no_support_loss=False, no_decoder_attention=False)) == []
+
+
+def test_decoder_cell_state_can_start_at_the_last_context(tmp_path):
+    plain, authors = _model(), _model(decoder_cell_from_context=True)
+    memory = authors.backbone.encode(*_arrays(authors, _episode())[:3])
+    for (h, c) in authors.backbone.decoder.initial_state(memory):
+        np.testing.assert_array_equal(np.asarray(h), np.asarray(memory[2]))
+        np.testing.assert_array_equal(np.asarray(c), np.asarray(memory[2]))
+    for (h, c) in plain.backbone.decoder.initial_state(
+            plain.backbone.encode(*_arrays(plain, _episode())[:3])):
+        assert not np.any(np.asarray(c))
+    authors.save(tmp_path / "model.keras")
+    assert keras.saving.load_model(tmp_path / "model.keras").get_config()[
+        "decoder_cell_from_context"] is True

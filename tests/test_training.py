@@ -151,6 +151,26 @@ def test_selection_on_bleu_keeps_the_best_bleu_where_exact_match_ties(tmp_path):
         exact.on_epoch_end(0, {})
 
 
+def test_selection_last_keeps_every_evaluation(tmp_path):
+    model = make_model()
+    model.compile(optimizer="adam")
+    scores = iter([0.5, 0.9, 0.4])
+    saved_at, progress = [], TrainingProgress()
+    selection = ModelSelection(lambda m: next(scores), progress, tmp_path,
+                               lambda: saved_at.append(int(model.optimizer.iterations.numpy())),
+                               eval_every=1, max_steps=3, patience=1, stop_at_accuracy=1.01,
+                               select_on="last")
+    selection.set_model(model)
+    selection.on_train_begin()
+    for step in (1, 2, 3):
+        model.optimizer.iterations.assign(step)
+        selection.on_train_batch_end(0, {"loss": 1.0})
+        selection.on_epoch_end(step - 1, {})
+    # Exact match would have kept step 2 and stopped at step 3 for want of patience.
+    assert saved_at == [1, 2, 3] and progress.value("best_step") == 3
+    assert progress.value("best_accuracy") == 0.4
+
+
 def test_learning_rate_schedule_is_constant_or_halves_stepwise_or_drops_once():
     assert learning_rate_schedule({"learning_rate": 0.01}) == 0.01
     schedule = learning_rate_schedule({"learning_rate": 0.01, "learning_rate_decay_steps": 1000,

@@ -38,14 +38,15 @@ TRAINING_KEYS = {
     # what model selection maximises on validation: "exact_match" or "bleu" (translation)
     "selection": str,
 }
-SELECTIONS = ("exact_match", "bleu")
+SELECTIONS = ("exact_match", "bleu", "last")
 DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
              # SCAN runs (compgen_tf.experiments.scan): "random" or "tail" (tfds_scan.VALIDATION_CARVES)
              "validation_carve": str,
              # toy tasks (compgen_tf.experiments.toy): sizes of the generated sets
              "train_size": int, "test_size": int,
-             # meta seq2seq (compgen_tf.experiments.episodes): episodes carved for validation
-             "validation_episodes": int}
+             # meta seq2seq (compgen_tf.experiments.episodes): episodes carved for validation,
+             # and support sets the test queries are scored against (their mean; length)
+             "validation_episodes": int, "test_support_sets": int}
 SECTIONS = ("model_args", "training", "data")
 DOCUMENTATION_KEYS = ("notes", "provenance")
 

@@ -144,7 +144,8 @@ def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> di
                                for i in range(20)],
              "validation": lambda: episodes.validation_episodes(
                  task, data.get("validation_episodes", 20), seed=data.get("validation_seed", 0)),
-             "test": lambda: episodes.test_episodes(task)}
+             "test": lambda: episodes.test_episodes(
+                 task, support_sets=data.get("test_support_sets", 1))}
     metrics_file = run_dir / "metrics.json"
     metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
     accuracy, started = dict(metrics.get("accuracy", {})), time.perf_counter()

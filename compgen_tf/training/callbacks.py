@@ -120,7 +120,9 @@ class ModelSelection(keras.callbacks.Callback):
         run_dir: where `history.jsonl` goes.
         on_best: called after each new best score.
         eval_every, max_steps, patience, stop_at_accuracy: the training settings.
-        select_on: "exact_match" (the accuracy) or "bleu".
+        select_on: "exact_match" (the accuracy), "bleu", or "last": no selection, every
+            evaluation replaces the kept model, so the run ends with its last one (what the
+            meta seq2seq authors' code tests).
     """
 
     def __init__(self, validate, progress: TrainingProgress, run_dir, on_best, eval_every: int,
@@ -164,8 +166,8 @@ class ModelSelection(keras.callbacks.Callback):
             raise ValueError("training.selection 'bleu' needs a translation task (its "
                              "validation has no BLEU score)")
         score = float(scores["bleu"]) / 100.0 if self.select_on == "bleu" else accuracy
-        if score > p.value("best_accuracy") or (score == p.value("best_accuracy")
-                                                and loss < p.value("best_loss")):
+        if (self.select_on == "last" or score > p.value("best_accuracy")
+                or (score == p.value("best_accuracy") and loss < p.value("best_loss"))):
             p["best_accuracy"].assign(score)
             p["best_loss"].assign(loss)
             p["best_step"].assign(step)

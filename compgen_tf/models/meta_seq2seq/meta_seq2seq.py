@@ -42,6 +42,10 @@ class MetaSeq2Seq(Seq2SeqModel):
             by √m, u_j = Attention(g_j, C, C) with the memory's eq. (2), as the
             paper writes it; False (the default, and what the results to date
             were trained with) uses plain dot products g_j·C_t.
+        decoder_cell_from_context: True starts the decoder LSTMs' cell states at
+            C_T as well as their hidden states, as the authors' code does (the
+            paper says only that g_0 is C_T); False (the default, and what the
+            results to date were trained with) starts them at zero.
         memory: False gives the paper's "standard seq2seq" comparison: the same
             network without the memory (C_t = h_t, the decoder starts from the
             query's final encoder state); the support set is ignored.
@@ -66,7 +70,7 @@ class MetaSeq2Seq(Seq2SeqModel):
 
     def __init__(self, source_words, target_words, embedding_dim=200, hidden_units=200,
                  num_layers=2, dropout=0.5, support_loss=True, decoder_attention=True, memory=True,
-                 scaled_decoder_attention=False, **kwargs):
+                 scaled_decoder_attention=False, decoder_cell_from_context=False, **kwargs):
         kwargs.setdefault("max_input_length", 32)
         kwargs.setdefault("max_output_length", 64)
         super().__init__(source_words, target_words, **kwargs)
@@ -75,7 +79,8 @@ class MetaSeq2Seq(Seq2SeqModel):
             self.source_vocabulary_size, self.target_vocabulary_size,
             embedding_dim=embedding_dim, hidden_units=hidden_units, num_layers=num_layers,
             dropout=dropout, decoder_attention=decoder_attention,
-            scaled_decoder_attention=scaled_decoder_attention, memory=memory, name="backbone")
+            scaled_decoder_attention=scaled_decoder_attention,
+            decoder_cell_from_context=decoder_cell_from_context, memory=memory, name="backbone")
 
     # The backbone's settings, read by meta-training, the export and the tests.
     decoder_attention = property(lambda self: self.backbone.decoder_attention)
@@ -218,7 +223,7 @@ class MetaSeq2Seq(Seq2SeqModel):
         backbone = self.backbone.get_config()
         config.update({key: backbone[key] for key in (
             "embedding_dim", "hidden_units", "num_layers", "dropout", "decoder_attention",
-            "scaled_decoder_attention", "memory")})
+            "scaled_decoder_attention", "decoder_cell_from_context", "memory")})
         config["support_loss"] = self.support_loss
         return config
 

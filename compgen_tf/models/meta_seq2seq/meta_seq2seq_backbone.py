@@ -22,7 +22,7 @@ class MetaDecoder(RecurrentDecoder):
     """Meta seq2seq's decoder: stacked LSTMs, then Luong attention over the query's context.
 
     The LSTMs' hidden states start at C_T (the query's last context), their cell states at
-    zero; the attention is computed after the recurrence (it does not feed back), so the
+    zero (or at C_T too, with `cell_from_context`); the attention is computed after the recurrence (it does not feed back), so the
     teacher-forced pass runs the LSTMs over whole sequences. Output: tanh(W_c2 [g_j; u_j])
     with u_j the attention over C, or g_j alone without decoder attention.
 
@@ -34,6 +34,8 @@ class MetaDecoder(RecurrentDecoder):
         dropout: dropout on the embeddings and between LSTM layers.
         decoder_attention: False: predict from the LSTM output alone.
         scaled_decoder_attention: divide the attention scores by √units.
+        cell_from_context: start every layer's cell state at C_T as well (the authors'
+            code does; the paper says only that g_0 is C_T).
         **kwargs: passed to `RecurrentDecoder`.
 
     Call arguments: see `RecurrentDecoder` (no `teacher_forced`: meta seq2seq is always
@@ -42,7 +44,8 @@ class MetaDecoder(RecurrentDecoder):
     """
 
     def __init__(self, vocabulary_size, embedding_dim, units, num_layers=2, dropout=0.0,
-                 decoder_attention=True, scaled_decoder_attention=False, **kwargs):
+                 decoder_attention=True, scaled_decoder_attention=False,
+                 cell_from_context=False, **kwargs):
         super().__init__(vocabulary_size, **kwargs)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.units = positive_int("units", units)
@@ -50,6 +53,7 @@ class MetaDecoder(RecurrentDecoder):
         self.dropout_rate = rate("dropout", dropout)
         self.decoder_attention = bool(decoder_attention)
         self.scaled_decoder_attention = bool(scaled_decoder_attention)
+        self.cell_from_context = bool(cell_from_context)
         self.decoder_embedding = keras.layers.Embedding(
             vocabulary_size, self.embedding_dim,
             embeddings_initializer=keras.initializers.get(_EMBEDDINGS_INITIALIZER),
@@ -72,8 +76,8 @@ class MetaDecoder(RecurrentDecoder):
 
     def initial_state(self, memory):
         last_context = memory[2]
-        zeros = ops.zeros_like(last_context)
-        return [[last_context, zeros] for _ in range(self.num_layers)]
+        cell = last_context if self.cell_from_context else ops.zeros_like(last_context)
+        return [[last_context, cell] for _ in range(self.num_layers)]
 
     def attention_length(self, memory):
         return ops.shape(memory[0])[1]
@@ -119,7 +123,8 @@ class MetaDecoder(RecurrentDecoder):
         config.update({"embedding_dim": self.embedding_dim, "units": self.units,
                        "num_layers": self.num_layers, "dropout": self.dropout_rate,
                        "decoder_attention": self.decoder_attention,
-                       "scaled_decoder_attention": self.scaled_decoder_attention})
+                       "scaled_decoder_attention": self.scaled_decoder_attention,
+                       "cell_from_context": self.cell_from_context})
         return config
 
 
@@ -136,13 +141,14 @@ class MetaSeq2SeqBackbone(Backbone):
         source_vocabulary_size, target_vocabulary_size: token counts, special tokens
             included.
         embedding_dim, hidden_units, num_layers, dropout, decoder_attention,
-            scaled_decoder_attention, memory: see `MetaSeq2Seq`.
+            scaled_decoder_attention, decoder_cell_from_context, memory: see `MetaSeq2Seq`.
         **kwargs: passed to `keras.Model` (`name`, `trainable`).
     """
 
     def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=200,
                  hidden_units=200, num_layers=2, dropout=0.5, decoder_attention=True,
-                 scaled_decoder_attention=False, memory=True, **kwargs):
+                 scaled_decoder_attention=False, decoder_cell_from_context=False, memory=True,
+                 **kwargs):
         self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.hidden_units = positive_int("hidden_units", hidden_units)
@@ -150,6 +156,7 @@ class MetaSeq2SeqBackbone(Backbone):
         self.dropout_rate = rate("dropout", dropout)
         self.decoder_attention = bool(decoder_attention)
         self.scaled_decoder_attention = bool(scaled_decoder_attention)
+        self.decoder_cell_from_context = bool(decoder_cell_from_context)
         self.use_memory = bool(memory)
         normal = keras.initializers.get(_EMBEDDINGS_INITIALIZER)
         # === Layers ===
@@ -170,7 +177,8 @@ class MetaSeq2SeqBackbone(Backbone):
             self.target_vocabulary_size, self.embedding_dim, self.hidden_units,
             num_layers=self.num_layers, dropout=self.dropout_rate,
             decoder_attention=self.decoder_attention,
-            scaled_decoder_attention=self.scaled_decoder_attention, name="decoder")
+            scaled_decoder_attention=self.scaled_decoder_attention,
+            cell_from_context=self.decoder_cell_from_context, name="decoder")
         # === Functional model ===
         inputs = {name: keras.Input((None,), dtype="int32", name=name)
                   for name in ("support_command_ids", "support_action_ids", "source_ids",
@@ -246,5 +254,6 @@ class MetaSeq2SeqBackbone(Backbone):
                        "num_layers": self.num_layers, "dropout": self.dropout_rate,
                        "decoder_attention": self.decoder_attention,
                        "scaled_decoder_attention": self.scaled_decoder_attention,
+                       "decoder_cell_from_context": self.decoder_cell_from_context,
                        "memory": self.use_memory})
         return config
