@@ -56,6 +56,9 @@ def initializer_draws(model, count: int, width: int) -> list:
 
 def score_run(run_dir: Path, sample, draws: int = 0) -> dict:
     model = load_run_model(run_dir)
+    if getattr(model.backbone.syntax_embedding, "tied_ids", None):
+        raise SystemExit(f"{run_dir}: its syntactic rows are tied (syntax_tying), so jump's own "
+                         "row is never read and swapping it would change nothing")
     split = encode_split(model, sample)
     embedding = model.backbone.get_layer("syntax_embedding").embeddings
     original = embedding.numpy()

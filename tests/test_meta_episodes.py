@@ -143,6 +143,17 @@ def test_scan_test_episodes():
         episodes.test_episodes("around_right", support_sets=2)
     with pytest.raises(ValueError, match="positive integer"):
         episodes.test_episodes("length", support_sets=0)
+    # ... and a configuration that asks for them is refused before anything trains.
+    from compgen_tf.experiments.config import ConfigError
+    from compgen_tf.experiments.episodes import EPISODES
+    from compgen_tf.experiments.scan import SCAN
+    with pytest.raises(ConfigError, match="length task only"):
+        EPISODES.resolve_config("meta_seq2seq", "around_right", None,
+                                ["data.test_support_sets=3"])
+    assert EPISODES.resolve_config("meta_seq2seq", "length", None,
+                                   ["data.test_support_sets=5"])["data"]["test_support_sets"] == 5
+    with pytest.raises(ConfigError, match="applies to meta seq2seq's length task"):
+        SCAN.resolve_config("seq2seq", "simple", None, ["data.test_support_sets=2"])
 
 
 def test_vocabularies_cover_every_episode():

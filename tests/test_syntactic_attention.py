@@ -271,7 +271,13 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"syntax_tied_words": ["jump"], "syntax_lender_words": ["walk"]},
      "need syntax_tying='bare_words'"),
     ({"syntax_tying": "bare_words", "syntax_tied_words": ["hop"], "syntax_lender_words": ["walk"]},
-     r"outside the vocabulary: \['hop'\]"),
+     r"outside the vocabulary \(special tokens included\): \['hop'\]"),
+    ({"syntax_tying": "bare_words", "syntax_tied_words": ["jump walk"],
+      "syntax_lender_words": ["walk"]}, "must be a list of single words"),
+    ({"syntax_tying": "bare_words", "syntax_tied_words": "jump",
+      "syntax_lender_words": ["walk"]}, "must be a list of single words"),
+    ({"syntax_tying": "bare_words", "syntax_tied_words": ["<eos>"],
+      "syntax_lender_words": ["walk"]}, "special tokens included"),
     ({"syntax_tying": "bare_words", "syntax_tied_words": ["jump"], "syntax_lender_words": []},
      "lender_ids must not be empty"),
     ({"syntax_tying": "bare_words", "syntax_tied_words": ["jump"],
@@ -520,5 +526,27 @@ def test_bare_word_tying_comes_from_the_training_commands():
     simple = [c for c, _ in tfds_scan.load_pairs("simple", "train")]
     untied = registry.build_model("syntactic_attention", dict(SIZES, syntax_tying="bare_words"),
                                   words, actions, train_commands=simple)
-    assert untied.backbone.syntax_embedding.tied_ids == []
+    assert type(untied.backbone.syntax_embedding) is keras.layers.Embedding
+    # ... and the model reloads (its empty word lists are part of its configuration).
+    reloaded = SyntacticAttention.from_config(untied.get_config())
+    assert reloaded.syntax_tying == "bare_words" and reloaded.syntax_tied_words == []
     registry.check_model_args("syntactic_attention", {"syntax_tying": "bare_words"})
+
+
+def test_a_model_saved_before_tying_existed_still_loads(tmp_path):
+    """Without tied rows the syntactic embedding stays a plain `Embedding`, whose class a
+    `.keras` file records in its weight paths; a file written before `TiedRowsEmbedding`
+    existed had that class, so it must still be what an untied model builds."""
+    model = make_model()
+    model.save(tmp_path / "m.keras")
+    import zipfile
+    with zipfile.ZipFile(tmp_path / "m.keras") as archive:
+        config = archive.read("config.json").decode()
+    assert "TiedRowsEmbedding" not in config
+    assert type(make_model().backbone.syntax_embedding) is keras.layers.Embedding
+    tied = make_model(syntax_tying="bare_words", syntax_tied_words=["jump"],
+                      syntax_lender_words=["walk"])
+    tied.save(tmp_path / "tied.keras")
+    loaded = keras.saving.load_model(tmp_path / "tied.keras")
+    assert loaded.backbone.syntax_embedding.tied_ids == tied.backbone.syntax_embedding.tied_ids
+    assert loaded.translate(["jump twice"]) == tied.translate(["jump twice"])

@@ -281,6 +281,15 @@ def validation_episodes(task: str, count: int = 20, seed: int = 0) -> list[Episo
             for i in range(count)]
 
 
+def check_test_support_sets(task: str, support_sets) -> None:
+    """A `ValueError` unless `support_sets` is a positive integer, above 1 only for length."""
+    if (isinstance(support_sets, bool) or not isinstance(support_sets, int)
+            or support_sets < 1):
+        raise ValueError(f"test support sets must be a positive integer, got {support_sets!r}")
+    if support_sets != 1 and task != "length":
+        raise ValueError(f"several test support sets apply to the length task only, not {task!r}")
+
+
 def test_episodes(task: str, seed: int = 0, support_sets: int = 1) -> list[Episode]:
     """The test episodes of `task`.
 
@@ -296,10 +305,7 @@ def test_episodes(task: str, seed: int = 0, support_sets: int = 1) -> list[Episo
       against 5 such sets and reports the mean.
     """
     check_task(task)
-    if isinstance(support_sets, bool) or int(support_sets) != support_sets or support_sets < 1:
-        raise ValueError(f"support_sets must be a positive integer, got {support_sets!r}")
-    if support_sets != 1 and task != "length":
-        raise ValueError(f"several test support sets apply to the length task only, not {task!r}")
+    check_test_support_sets(task, support_sets)
     if task == "mutual_exclusivity":
         out = []
         for b, bijection in enumerate(me_bijections()["test"]):
@@ -330,3 +336,4 @@ def test_episodes(task: str, seed: int = 0, support_sets: int = 1) -> list[Episo
 
 
 test_episodes.__test__ = False  # not a pytest test, despite its name
+check_test_support_sets.__test__ = False

@@ -186,6 +186,13 @@ class EpisodesExperiment(Experiment):
     def new_model(self, config):
         return build_model(config["split"], config["model_args"])
 
+    def check_data(self, config):
+        try:
+            episodes.check_test_support_sets(config["split"],
+                                             config["data"].get("test_support_sets", 1))
+        except ValueError as error:
+            raise ConfigError(f"data.test_support_sets: {error}") from None
+
     def train(self, config, run_dir, seed=0, verbose=1, command="", evaluate_splits=None,
               warm_start_from=None, model=None):
         return train_meta_run(config, run_dir, seed=seed, verbose=verbose, command=command,

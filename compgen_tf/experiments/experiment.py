@@ -64,6 +64,7 @@ class Experiment:
             raise ConfigError(f"training.selection 'bleu' needs a translation split (mt_*); "
                               f"{model} on {task} is scored by exact match")
         self.check_model_args(config)
+        self.check_data(config)
         if epochs is not None:
             batch_size = config["training"].get("batch_size", 64)
             config["training"]["max_steps"] = max(
@@ -100,6 +101,12 @@ class Experiment:
             self.new_model(config)
         except (ValueError, TypeError) as error:
             raise ConfigError(f"model_args of {config['model']}: {error}") from error
+
+    def check_data(self, config: dict) -> None:
+        """A `ConfigError` for a data setting this experiment kind cannot use."""
+        if "test_support_sets" in config["data"]:
+            raise ConfigError(f"data.test_support_sets applies to meta seq2seq's length task, "
+                              f"not to {config['model']}")
 
     def model_arg_names(self, model: str, task: str) -> set[str]:
         """The model_args keys that `model` accepts on `task` (for search-space checks)."""

@@ -632,8 +632,8 @@ def main(argv=None) -> int:
             # Trials are ranked on validation exact match, which is about 0 for every
             # translation trial: a search there would rank noise.
             raise ConfigError("tune ranks trials on validation exact match; a configuration "
-                              "that selects on BLEU (the English-French splits) cannot be "
-                              "searched yet")
+                              f"with training.selection {base['training']['selection']!r} "
+                              "cannot be searched")
         space_file = Path(args.search_space or search_space_path(args.model))
         specs = load_search_space(space_file, args.model, base)
         fixed = sorted(name.partition("=")[0] for name in args.set

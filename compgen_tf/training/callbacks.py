@@ -122,7 +122,8 @@ class ModelSelection(keras.callbacks.Callback):
         eval_every, max_steps, patience, stop_at_accuracy: the training settings.
         select_on: "exact_match" (the accuracy), "bleu", or "last": no selection, every
             evaluation replaces the kept model, so the run ends with its last one (what the
-            meta seq2seq authors' code tests).
+            meta seq2seq authors' code tests); `stop_at_accuracy` still ends a run early,
+            so set it above 1 to train every step.
     """
 
     def __init__(self, validate, progress: TrainingProgress, run_dir, on_best, eval_every: int,

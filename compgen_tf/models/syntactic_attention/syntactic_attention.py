@@ -102,7 +102,8 @@ class SyntacticAttention(Seq2SeqModel):
         syntax_tied_words, syntax_lender_words: the words of `"bare_words"` tying;
             None with `"bare_words"` is an error (build through `data_arguments`).
         (Why these options exist, and what each measured on add-jump:
-        docs/syntactic_attention_lab_notes.md; tying: docs/dev_splits.md.)
+        docs/syntactic_attention_lab_notes.md; tying and the dev-split study:
+        docs/dev_splits.md, "The design study".)
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
         **kwargs: passed to `Seq2SeqModel`.
 
@@ -178,13 +179,18 @@ class SyntacticAttention(Seq2SeqModel):
             raise ValueError("syntax_tying='bare_words' takes its words from the training "
                              "commands: build with SyntacticAttention.data_arguments(model_args, "
                              "train_commands), or give syntax_tied_words and syntax_lender_words")
+        vocabulary = self.source_vocabulary
+        for name, words in (("syntax_tied_words", tied_words),
+                            ("syntax_lender_words", lender_words)):
+            if isinstance(words, str) or not all(isinstance(w, str) and len(w.split()) == 1
+                                                 for w in words):
+                raise ValueError(f"{name} must be a list of single words, got {words!r}")
+            unknown = [w for w in words if w not in vocabulary.words]
+            if unknown:
+                raise ValueError(f"{name} names words outside the vocabulary (special "
+                                 f"tokens included): {unknown}")
         self.syntax_tying = tying
         self.syntax_tied_words, self.syntax_lender_words = list(tied_words), list(lender_words)
-        vocabulary = self.source_vocabulary
-        unknown = vocabulary.unknown_words([" ".join(self.syntax_tied_words
-                                                     + self.syntax_lender_words)])
-        if unknown:
-            raise ValueError(f"syntax tying names words outside the vocabulary: {unknown}")
         return ([vocabulary.ids(w)[0] for w in self.syntax_tied_words],
                 [vocabulary.ids(w)[0] for w in self.syntax_lender_words])
 
@@ -192,9 +198,12 @@ class SyntacticAttention(Seq2SeqModel):
         config = super().get_config()
         arguments = self.backbone.model_arguments()
         del arguments["syntax_tied_ids"], arguments["syntax_lender_ids"]
+        # With "bare_words" the lists are written even when empty (a split where every bare
+        # word also appears in context): None would ask for training commands on reload.
+        tying = self.syntax_tying == "bare_words"
         config.update(arguments, syntax_tying=self.syntax_tying,
-                      syntax_tied_words=self.syntax_tied_words or None,
-                      syntax_lender_words=self.syntax_lender_words or None)
+                      syntax_tied_words=self.syntax_tied_words if tying else None,
+                      syntax_lender_words=self.syntax_lender_words if tying else None)
         return config
 
 

@@ -387,13 +387,22 @@ class SyntacticAttentionBackbone(Backbone):
             self.semantic_encoder = keras.layers.Bidirectional(semantic_lstm,
                                                                name="semantic_encoder")
         # Syntactic stream.
-        self.syntax_embedding = TiedRowsEmbedding(
-            self.source_vocabulary_size, self.syntax_embedding_dim,
-            tied_ids=syntax_tied_ids, lender_ids=syntax_lender_ids,
+        # A plain Embedding unless rows are tied: a `.keras` file keys its weights by the
+        # layer's class, so models saved before tying existed keep loading.
+        embedding_arguments = dict(
             embeddings_initializer=self.syntax_embeddings_initializer,
             embeddings_regularizer=(keras.regularizers.L2(self.syntax_embeddings_l2)
                                     if self.syntax_embeddings_l2 else None),
             name="syntax_embedding")
+        if syntax_tied_ids:
+            self.syntax_embedding = TiedRowsEmbedding(
+                self.source_vocabulary_size, self.syntax_embedding_dim,
+                tied_ids=syntax_tied_ids, lender_ids=syntax_lender_ids, **embedding_arguments)
+        else:
+            if syntax_lender_ids:
+                raise ValueError("syntax_lender_ids given without syntax_tied_ids")
+            self.syntax_embedding = keras.layers.Embedding(
+                self.source_vocabulary_size, self.syntax_embedding_dim, **embedding_arguments)
         # Only when used, so that models without it keep the same variables.
         self.syntax_noise = (WordNoise(self.syntax_word_noise, self.syntax_noise_stddev,
                                        name="syntax_noise")
@@ -481,6 +490,6 @@ class SyntacticAttentionBackbone(Backbone):
             "syntax_word_noise": self.syntax_word_noise,
             "syntax_noise_stddev": self.syntax_noise_stddev,
             "syntax_embeddings_l2": self.syntax_embeddings_l2,
-            "syntax_tied_ids": self.syntax_embedding.tied_ids,
-            "syntax_lender_ids": self.syntax_embedding.lender_ids,
+            "syntax_tied_ids": getattr(self.syntax_embedding, "tied_ids", []),
+            "syntax_lender_ids": getattr(self.syntax_embedding, "lender_ids", []),
         }
