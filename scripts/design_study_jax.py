@@ -173,7 +173,8 @@ def train_job(job: dict, data_dir: Path, manifest: dict, training: dict) -> dict
     model.compile(optimizer=keras.optimizers.Adam(training["learning_rate"],
                                                   global_clipnorm=training["clip_norm"]),
                   loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True,
-                                                                  ignore_class=PAD_ID))
+                                                                  ignore_class=PAD_ID),
+                  jit_compile=training.get("jit_compile", "auto"))
     fit_source, fit_target = data["fit_source"], data["fit_target"]
     rng = np.random.default_rng(job["seed"])
     order = np.empty(0, dtype=int)

@@ -150,10 +150,9 @@ def test_scan_test_episodes():
     with pytest.raises(ConfigError, match="length task only"):
         EPISODES.resolve_config("meta_seq2seq", "around_right", None,
                                 ["data.test_support_sets=3"])
-    assert EPISODES.resolve_config("meta_seq2seq", "length", None,
-                                   ["data.test_support_sets=5"])["data"]["test_support_sets"] == 5
+    EPISODES.check_data({"split": "length", "data": {"test_support_sets": 5}})
     with pytest.raises(ConfigError, match="applies to meta seq2seq's length task"):
-        SCAN.resolve_config("seq2seq", "simple", None, ["data.test_support_sets=2"])
+        SCAN.check_data({"model": "seq2seq", "data": {"test_support_sets": 2}})
 
 
 def test_vocabularies_cover_every_episode():

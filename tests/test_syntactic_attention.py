@@ -504,6 +504,7 @@ def test_tied_rows_embedding_layer():
 
 def test_bare_word_tying_comes_from_the_training_commands():
     from compgen_tf.models.syntactic_attention.syntactic_attention import bare_word_ties
+    from tfds_scan.splits import split_examples
 
     commands = ["jump", "walk", "walk twice", "look", "look left after jump", "run"]
     # `jump` appears in a longer command: only `run` is seen alone and nowhere else.
@@ -511,7 +512,7 @@ def test_bare_word_tying_comes_from_the_training_commands():
     assert bare_word_ties(["jump", "walk"]) == ([], [])  # no lender: nothing is tied
     assert bare_word_ties(["walk twice", "jump"]) == ([], [])
     words, actions = registry.scan_vocabularies()
-    train = [c for c, _ in tfds_scan.load_pairs("addprim_jump", "train")]
+    train = [c for c, _ in split_examples("addprim_jump")["train"]]
     model = registry.build_model("syntactic_attention", dict(SIZES, syntax_tying="bare_words"),
                                  words, actions, train_commands=train)
     assert (model.syntax_tied_words, model.syntax_lender_words) == (["jump"],
@@ -523,30 +524,13 @@ def test_bare_word_tying_comes_from_the_training_commands():
     lenders = model.backbone.syntax_embedding.lender_ids
     np.testing.assert_allclose(rows[0], table[lenders].mean(0), rtol=1e-5)
     # On simple every verb appears in context: the same setting ties nothing.
-    simple = [c for c, _ in tfds_scan.load_pairs("simple", "train")]
+    simple = [c for c, _ in split_examples("simple")["train"]]
     untied = registry.build_model("syntactic_attention", dict(SIZES, syntax_tying="bare_words"),
                                   words, actions, train_commands=simple)
+    # A plain Embedding when nothing is tied: a `.keras` file keys the weights by the layer's
+    # class, so files saved before tying existed must meet the class they were saved with.
     assert type(untied.backbone.syntax_embedding) is keras.layers.Embedding
     # ... and the model reloads (its empty word lists are part of its configuration).
     reloaded = SyntacticAttention.from_config(untied.get_config())
     assert reloaded.syntax_tying == "bare_words" and reloaded.syntax_tied_words == []
     registry.check_model_args("syntactic_attention", {"syntax_tying": "bare_words"})
-
-
-def test_a_model_saved_before_tying_existed_still_loads(tmp_path):
-    """Without tied rows the syntactic embedding stays a plain `Embedding`, whose class a
-    `.keras` file records in its weight paths; a file written before `TiedRowsEmbedding`
-    existed had that class, so it must still be what an untied model builds."""
-    model = make_model()
-    model.save(tmp_path / "m.keras")
-    import zipfile
-    with zipfile.ZipFile(tmp_path / "m.keras") as archive:
-        config = archive.read("config.json").decode()
-    assert "TiedRowsEmbedding" not in config
-    assert type(make_model().backbone.syntax_embedding) is keras.layers.Embedding
-    tied = make_model(syntax_tying="bare_words", syntax_tied_words=["jump"],
-                      syntax_lender_words=["walk"])
-    tied.save(tmp_path / "tied.keras")
-    loaded = keras.saving.load_model(tmp_path / "tied.keras")
-    assert loaded.backbone.syntax_embedding.tied_ids == tied.backbone.syntax_embedding.tied_ids
-    assert loaded.translate(["jump twice"]) == tied.translate(["jump twice"])
