@@ -114,6 +114,17 @@ def test_length_episodes_split_by_action_count():
         assert len(episode.support_commands) == 100 and len(episode.query_commands) == 20
         assert all(len(y.split()) < 12 for y in episode.support_actions)
         assert all(12 <= len(y.split()) <= 22 for y in episode.query_actions)
+    # The development version: the same shape inside the length training data.
+    dev = splits.split_examples("length_dev")
+    dev_train, length_test = set(dev["train"]), {c for c, _ in splits.split_examples("length")["test"]}
+    for episode in _training("length_dev", 10):
+        assert len(episode.support_commands) == 100 and len(episode.query_commands) == 20
+        assert all(len(y.split()) <= 8 for y in episode.support_actions)
+        assert all(9 <= len(y.split()) <= 16 for y in episode.query_actions)
+        assert not (set(episode.support_commands) | set(episode.query_commands)) & length_test
+    sets = episodes.test_episodes("length_dev", support_sets=2)
+    assert [list(zip(e.query_commands, e.query_actions)) for e in sets] == [dev["test"]] * 2
+    assert all(set(zip(e.support_commands, e.support_actions)) <= dev_train for e in sets)
 
 
 def test_scan_test_episodes():
@@ -139,7 +150,7 @@ def test_scan_test_episodes():
     assert sets[0] == length and len({e.support_commands for e in sets}) == 3
     assert all(e.query_commands == length.query_commands for e in sets)
     assert all(set(zip(e.support_commands, e.support_actions)) <= train for e in sets)
-    with pytest.raises(ValueError, match="length task only"):
+    with pytest.raises(ValueError, match="length tasks only"):
         episodes.test_episodes("around_right", support_sets=2)
     with pytest.raises(ValueError, match="positive integer"):
         episodes.test_episodes("length", support_sets=0)
@@ -147,11 +158,11 @@ def test_scan_test_episodes():
     from compgen_tf.experiments.config import ConfigError
     from compgen_tf.experiments.episodes import EPISODES
     from compgen_tf.experiments.scan import SCAN
-    with pytest.raises(ConfigError, match="length task only"):
+    with pytest.raises(ConfigError, match="length tasks only"):
         EPISODES.resolve_config("meta_seq2seq", "around_right", None,
                                 ["data.test_support_sets=3"])
     EPISODES.check_data({"split": "length", "data": {"test_support_sets": 5}})
-    with pytest.raises(ConfigError, match="applies to meta seq2seq's length task"):
+    with pytest.raises(ConfigError, match="applies to meta seq2seq's length tasks"):
         SCAN.check_data({"model": "seq2seq", "data": {"test_support_sets": 2}})
 
 

@@ -28,6 +28,11 @@ translate, with their target actions). Five tasks, as in the paper's Sec. 4:
   items, primitives augmented as in ``add_jump_augmentation`` (no restriction).
   Test: 100 support items drawn from the whole ``length`` training set, queries the
   official ``length`` test set (3,920 commands).
+- ``length_dev``: ``length``'s shape inside its training data, for design decisions
+  without the test set: the ``length_dev`` split's training side (outputs of at most 16
+  actions) takes the place of the length training set, support commands have at most 8
+  actions and queries 9-16 (half and the rest, as 11 and 12-22 of 22). Test: 100 support
+  items from that training side, queries its test side (2,336 commands of 18-22 actions).
 
 The comparison model of Sec. 4.3 ("standard seq2seq") trains on ``add_jump_standard``:
 no support set, 40 queries drawn from the ``addprim_jump`` training split (its
@@ -60,7 +65,8 @@ import numpy as np
 from tfds_scan import grammar, splits
 
 TASK_NAMES = ("mutual_exclusivity", "add_jump_permutation", "add_jump_augmentation",
-              "around_right", "length", "add_jump_standard")
+              "around_right", "length", "add_jump_standard", "length_dev")
+LENGTH_TASKS = ("length", "length_dev")
 
 ME_WORDS = ("dax", "lug", "wif", "zup")
 ME_OUTPUTS = ("RED", "YELLOW", "GREEN", "BLUE")
@@ -79,13 +85,13 @@ SCAN_TURNS = tuple(grammar.TURN_OF_DIRECTION[d] for d in SCAN_DIRECTIONS)
 EXTRA_DIRECTIONS = ("Direction1", "Direction2")
 EXTRA_TURNS = ("I_TURN_FORWARD", "I_TURN_BACKWARD")
 
-LENGTH_SUPPORT_MAX_ACTIONS = 11  # support pool: fewer than 12 actions
-LENGTH_QUERY_ACTIONS = (12, 22)
+# Per length task: (the split it reads, most actions of a support item, query actions).
+LENGTH_POOLS = {"length": ("length", 11, (12, 22)), "length_dev": ("length_dev", 8, (9, 16))}
 
 # Per task: (support items, query items) of a training episode.
 EPISODE_SIZES = {"mutual_exclusivity": (3, 20), "add_jump_permutation": (20, 20),
                  "add_jump_augmentation": (20, 20), "around_right": (20, 20),
-                 "length": (100, 20), "add_jump_standard": (0, 40)}
+                 "length": (100, 20), "add_jump_standard": (0, 40), "length_dev": (100, 20)}
 LENGTH_TEST_SUPPORT = 100
 _VALIDATION_STREAM = 1_000_003  # validation episodes draw from a seed stream of their own
 _TEST_STREAM = 2_000_003
@@ -127,7 +133,7 @@ def vocabularies(task: str) -> tuple[list[str], list[str]]:
         return sorted(ME_WORDS), sorted(ME_OUTPUTS)
     words = set(grammar._VOCABULARY)
     actions = set(grammar.ACTION_TOKENS)
-    if task in ("add_jump_augmentation", "length"):
+    if task in ("add_jump_augmentation",) + LENGTH_TASKS:
         words |= set(EXTRA_PRIMITIVES)
         actions |= set(EXTRA_ACTIONS)
     if task == "around_right":
@@ -173,14 +179,15 @@ def _scan_pool(name: str) -> tuple[tuple[str, str], ...]:
     """(command, actions) pools in canonical order."""
     if name == "all":
         return tuple(zip(grammar.all_commands(), grammar.all_actions()))
-    train = splits.split_examples("length")["train"]
+    task, _, part = name.rpartition("_")
+    split, support_max, (low, high) = LENGTH_POOLS[task]
+    train = splits.split_examples(split)["train"]
     unique = tuple(dict.fromkeys(train))  # each command once, official order
-    if name == "length_train":
+    if part == "train":
         return unique
-    if name == "length_support":
-        return tuple(p for p in unique if len(p[1].split()) <= LENGTH_SUPPORT_MAX_ACTIONS)
-    if name == "length_query":
-        low, high = LENGTH_QUERY_ACTIONS
+    if part == "support":
+        return tuple(p for p in unique if len(p[1].split()) <= support_max)
+    if part == "query":
         return tuple(p for p in unique if low <= len(p[1].split()) <= high)
     raise AssertionError(name)
 
@@ -208,9 +215,9 @@ def _assignment(rng, words, meanings, slots: int, forbidden=None):
 
 def _scan_episode(rng, task: str) -> Episode:
     num_support, num_queries = EPISODE_SIZES[task]
-    if task == "length":
-        support = _draw(rng, _scan_pool("length_support"), num_support)
-        queries = _draw(rng, _scan_pool("length_query"), num_queries)
+    if task in LENGTH_TASKS:
+        support = _draw(rng, _scan_pool(f"{task}_support"), num_support)
+        queries = _draw(rng, _scan_pool(f"{task}_query"), num_queries)
     else:
         drawn = _draw(rng, _scan_pool("all"), num_support + num_queries)
         support, queries = drawn[:num_support], drawn[num_support:]
@@ -221,7 +228,7 @@ def _scan_episode(rng, task: str) -> Episode:
         # The verbs keep their words and order; only their actions are permuted.
         mapping = tuple(sorted(mapping, key=lambda p: SCAN_VERBS.index(p[0])))
         slots_words, slots_actions = SCAN_VERBS, SCAN_VERB_ACTIONS
-    elif task in ("add_jump_augmentation", "length"):
+    elif task in ("add_jump_augmentation",) + LENGTH_TASKS:
         forbidden = ((lambda pairs: ("jump", "I_JUMP") in pairs)
                      if task == "add_jump_augmentation" else None)
         mapping = _assignment(rng, SCAN_VERBS + EXTRA_PRIMITIVES,
@@ -282,12 +289,14 @@ def validation_episodes(task: str, count: int = 20, seed: int = 0) -> list[Episo
 
 
 def check_test_support_sets(task: str, support_sets) -> None:
-    """A `ValueError` unless `support_sets` is a positive integer, above 1 only for length."""
+    """A `ValueError` unless `support_sets` is a positive integer, above 1 only for the length
+    tasks."""
     if (isinstance(support_sets, bool) or not isinstance(support_sets, int)
             or support_sets < 1):
         raise ValueError(f"test support sets must be a positive integer, got {support_sets!r}")
-    if support_sets != 1 and task != "length":
-        raise ValueError(f"several test support sets apply to the length task only, not {task!r}")
+    if support_sets != 1 and task not in LENGTH_TASKS:
+        raise ValueError(f"several test support sets apply to the length tasks only, not "
+                         f"{task!r}")
 
 
 def test_episodes(task: str, seed: int = 0, support_sets: int = 1) -> list[Episode]:
@@ -302,7 +311,9 @@ def test_episodes(task: str, seed: int = 0, support_sets: int = 1) -> list[Episo
     - length: `support_sets` episodes (default one), each of 100 support pairs drawn
       (by `seed` and the episode's index) from the ``length`` training set and the 3,920
       official ``length`` test commands as queries; the authors' code scores the queries
-      against 5 such sets and reports the mean.
+      against 5 such sets and reports the mean;
+    - length_dev: the same from the ``length_dev`` split (support from its training side,
+      queries its 2,336 test commands).
     """
     check_task(task)
     check_test_support_sets(task, support_sets)
@@ -323,13 +334,13 @@ def test_episodes(task: str, seed: int = 0, support_sets: int = 1) -> list[Episo
         queries = splits.split_examples("template_around_right")["test"]
     else:
         mapping = tuple(zip(SCAN_VERBS, SCAN_VERB_ACTIONS))
-        queries = splits.split_examples("length")["test"]
+        queries = splits.split_examples(LENGTH_POOLS[task][0])["test"]
         # The first set is drawn as it always was, so one set gives the earlier episode.
         streams = [[_TEST_STREAM, int(seed)]] + [[_TEST_STREAM, int(seed), k]
                                                  for k in range(1, int(support_sets))]
         return [Episode(tuple(c for c, _ in support), tuple(a for _, a in support),
                         tuple(c for c, _ in queries), tuple(a for _, a in queries), mapping)
-                for support in (_draw(np.random.default_rng(stream), _scan_pool("length_train"),
+                for support in (_draw(np.random.default_rng(stream), _scan_pool(f"{task}_train"),
                                       LENGTH_TEST_SUPPORT) for stream in streams)]
     return [Episode(tuple(c for c, _ in support), tuple(a for _, a in support),
                     tuple(c for c, _ in queries), tuple(a for _, a in queries), mapping)]

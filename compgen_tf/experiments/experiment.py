@@ -105,7 +105,7 @@ class Experiment:
     def check_data(self, config: dict) -> None:
         """A `ConfigError` for a data setting this experiment kind cannot use."""
         if "test_support_sets" in config["data"]:
-            raise ConfigError(f"data.test_support_sets applies to meta seq2seq's length task, "
+            raise ConfigError(f"data.test_support_sets applies to meta seq2seq's length tasks, "
                               f"not to {config['model']}")
 
     def model_arg_names(self, model: str, task: str) -> set[str]:
