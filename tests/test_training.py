@@ -117,55 +117,44 @@ def test_non_finite_loss_is_a_clear_error(tmp_path):
         selection.on_train_batch_end(1, {"loss": float("nan")})
 
 
-def test_selection_on_bleu_keeps_the_best_bleu_where_exact_match_ties(tmp_path):
-    import json
-
+def _select(tmp_path, scores, select_on, **settings):
+    """Three evaluations of `ModelSelection` fed `scores`; (steps saved, progress)."""
     model = make_model()
     model.compile(optimizer="adam")
-    scores = iter([{"accuracy": 0.0, "bleu": 5.0}, {"accuracy": 0.0, "bleu": 12.5},
-                   {"accuracy": 0.0, "bleu": 9.0}])
+    scores = iter(scores)
     saved_at, progress = [], TrainingProgress()
+    settings = {"eval_every": 1, "max_steps": 10, "patience": 5, "stop_at_accuracy": 1.0,
+                **settings}
     selection = ModelSelection(lambda m: next(scores), progress, tmp_path,
                                lambda: saved_at.append(int(model.optimizer.iterations.numpy())),
-                               eval_every=1, max_steps=10, patience=5, stop_at_accuracy=1.0,
-                               select_on="bleu")
+                               select_on=select_on, **settings)
     selection.set_model(model)
     selection.on_train_begin()
     for step in (1, 2, 3):
         model.optimizer.iterations.assign(step)
         selection.on_train_batch_end(0, {"loss": 1.0})
         selection.on_epoch_end(step - 1, {})
+    return saved_at, progress
+
+
+def test_selection_on_bleu_keeps_the_best_bleu_where_exact_match_ties(tmp_path):
+    import json
+
+    saved_at, progress = _select(tmp_path, [{"accuracy": 0.0, "bleu": 5.0},
+                                            {"accuracy": 0.0, "bleu": 12.5},
+                                            {"accuracy": 0.0, "bleu": 9.0}], "bleu")
     # Exact match alone (0.0 every time) would have kept step 1.
     assert saved_at == [1, 2] and progress.value("best_step") == 2
     assert progress.value("best_accuracy") == 0.125
     history = [json.loads(line) for line in (tmp_path / "history.jsonl").read_text().splitlines()]
     assert [line["val_bleu"] for line in history] == [5.0, 12.5, 9.0]
-
-    exact = ModelSelection(lambda m: 0.5, TrainingProgress(), tmp_path, lambda: None,
-                           eval_every=1, max_steps=10, patience=5, stop_at_accuracy=1.0,
-                           select_on="bleu")
-    exact.set_model(model)
-    exact.on_train_begin()
-    exact.on_train_batch_end(0, {"loss": 1.0})
     with pytest.raises(ValueError, match="needs a translation task"):
-        exact.on_epoch_end(0, {})
+        _select(tmp_path, [0.5] * 3, "bleu")
 
 
 def test_selection_last_keeps_every_evaluation(tmp_path):
-    model = make_model()
-    model.compile(optimizer="adam")
-    scores = iter([0.5, 0.9, 0.4])
-    saved_at, progress = [], TrainingProgress()
-    selection = ModelSelection(lambda m: next(scores), progress, tmp_path,
-                               lambda: saved_at.append(int(model.optimizer.iterations.numpy())),
-                               eval_every=1, max_steps=3, patience=1, stop_at_accuracy=1.01,
-                               select_on="last")
-    selection.set_model(model)
-    selection.on_train_begin()
-    for step in (1, 2, 3):
-        model.optimizer.iterations.assign(step)
-        selection.on_train_batch_end(0, {"loss": 1.0})
-        selection.on_epoch_end(step - 1, {})
+    saved_at, progress = _select(tmp_path, [0.5, 0.9, 0.4], "last", max_steps=3, patience=1,
+                                 stop_at_accuracy=1.01)
     # Exact match would have kept step 2 and stopped at step 3 for want of patience.
     assert saved_at == [1, 2, 3] and progress.value("best_step") == 3
     assert progress.value("best_accuracy") == 0.4
