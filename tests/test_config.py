@@ -33,7 +33,7 @@ def test_overrides_parse_json_values():
     ("batch_size=8", "SECTION.KEY=VALUE"),
     ("data.validation_fraction=1.5", "validation_fraction must be in"),
     ("data.validation_carve=last", r"validation_carve must be one of \['random', 'tail'\]"),
-    ("training.selection=loss", r"training.selection must be one of \['exact_match', 'bleu'\]"),
+    ("training.selection=loss", r"training.selection must be one of \['exact_match', 'bleu', 'last'\]"),
 ])
 def test_bad_overrides_are_precise(override, message):
     config = load_config(config_path("seq2seq", "simple"))

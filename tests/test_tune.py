@@ -186,7 +186,7 @@ def test_bad_command_lines_exit_2(tmp_path, capsys):
     # Trials are ranked on exact match, which a BLEU-selected translation config is not.
     assert tune(["--model", "seq2seq", "--split", "mt_eng_fra_daxy", "--output",
                  str(tmp_path / "mt")]) == 2
-    assert "cannot be searched yet" in capsys.readouterr().err
+    assert "training.selection 'bleu' cannot be searched" in capsys.readouterr().err
     for bad in (["--tuner", "grid"], ["--model", "nosuchmodel"]):
         args = dict(zip(["--model", "--split"], ["seq2seq", SPLIT]))
         args.update(dict([bad]))
