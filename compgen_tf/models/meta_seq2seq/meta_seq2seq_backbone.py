@@ -22,8 +22,9 @@ class MetaDecoder(RecurrentDecoder):
     """Meta seq2seq's decoder: stacked LSTMs, then Luong attention over the query's context.
 
     The LSTMs' hidden states start at C_T (the query's last context), their cell states at
-    zero (or at C_T too, with `cell_from_context`); the attention is computed after the recurrence (it does not feed back), so the
-    teacher-forced pass runs the LSTMs over whole sequences. Output: tanh(W_c2 [g_j; u_j])
+    zero (or at C_T too, with `cell_from_context`); the attention is computed after the
+    recurrence (it does not feed back), so the teacher-forced pass runs the LSTMs over whole
+    sequences. Output: tanh(W_c2 [g_j; u_j])
     with u_j the attention over C, or g_j alone without decoder attention.
 
     Args:

@@ -166,6 +166,8 @@ class TiedRowsEmbedding(keras.layers.Embedding):
         shared = sorted(set(self.tied_ids) & set(self.lender_ids))
         if shared:
             raise ValueError(f"an id cannot be both tied and a lender: {shared}")
+        # (input_dim, 1): which rows are replaced, built once rather than at every call.
+        self._is_tied = [[i in self.tied_ids] for i in range(self.input_dim)]
 
     def call(self, inputs):
         if not self.tied_ids:
@@ -173,8 +175,7 @@ class TiedRowsEmbedding(keras.layers.Embedding):
         # A tensor, not the variable: JAX's tracing refuses a variable inside `where`.
         table = ops.convert_to_tensor(self.embeddings)
         lent = ops.mean(ops.take(table, self.lender_ids, axis=0), axis=0, keepdims=True)
-        is_tied = [[i in self.tied_ids] for i in range(self.input_dim)]
-        table = ops.where(ops.convert_to_tensor(is_tied), lent, table)
+        table = ops.where(ops.convert_to_tensor(self._is_tied), lent, table)
         outputs = ops.take(table, ops.cast(inputs, "int32"), axis=0)
         return ops.cast(outputs, self.compute_dtype)
 
