@@ -92,6 +92,13 @@ class SyntacticAttention(Seq2SeqModel):
             embeddings, added to the training loss (0, the default and the paper's
             setting, adds none). Under Adam it walks a row that gets no other
             gradient (a word only ever seen alone) to zero.
+        end_only_boundaries: False (default, the paper's) or True: `<sos>` and
+            `<eos>` carry no semantic vector (needs `learned_boundary_semantics=False`),
+            the attention they take feeds only the `<eos>` logit (a learned weight
+            and bias), and the output function has no bias, so an action can come
+            only from the semantic vector of a word the decoder attends to. With
+            the paper's boundaries a one-word command can be answered from a
+            boundary vector instead (add-jump's "a one-word command means I_JUMP").
         syntax_tying: `"none"` (default, the paper's) or `"bare_words"`: the words
             that the training commands show only alone (a one-word command, like `jump`
             on add-jump) read, as their syntactic embedding, the mean of the rows of the
@@ -132,8 +139,9 @@ class SyntacticAttention(Seq2SeqModel):
                  syntax_action=False, nonlinear_semantics=False, embeddings_initializer="uniform",
                  learned_boundary_semantics=True, boundary_initializer=None,
                  syntax_embeddings_initializer=None, syntax_word_noise=0.0,
-                 syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, syntax_tying="none",
-                 syntax_tied_words=None, syntax_lender_words=None, **kwargs):
+                 syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, end_only_boundaries=False,
+                 syntax_tying="none", syntax_tied_words=None, syntax_lender_words=None,
+                 **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
@@ -151,7 +159,8 @@ class SyntacticAttention(Seq2SeqModel):
             boundary_initializer=boundary_initializer,
             syntax_embeddings_initializer=syntax_embeddings_initializer,
             syntax_word_noise=syntax_word_noise, syntax_noise_stddev=syntax_noise_stddev,
-            syntax_embeddings_l2=syntax_embeddings_l2, syntax_tied_ids=tied_ids,
+            syntax_embeddings_l2=syntax_embeddings_l2,
+            end_only_boundaries=end_only_boundaries, syntax_tied_ids=tied_ids,
             syntax_lender_ids=lender_ids, name="backbone")
 
     @classmethod

@@ -213,6 +213,10 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         syntax_action: whether f also reads c_i.
         nonlinear_semantics: whether f is a two-layer network (ReLU, `semantic_dim`
             hidden units) instead of a linear map.
+        end_only_boundaries: whether the values m_j carry one more channel, 1 at
+            `<sos>`/`<eos>` and 0 at words, whose read-out (the attention on the
+            boundaries) feeds only the `<eos>` logit, and f has no bias: an action
+            can then come only from a word's semantic vector.
         **kwargs: passed to `RecurrentDecoder`.
 
     Call arguments: see `RecurrentDecoder`; `memory` is `(semantics (B, S, semantic_dim),
@@ -220,26 +224,40 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
     """
 
     def __init__(self, vocabulary_size, units, semantic_dim, syntax_action=False,
-                 nonlinear_semantics=False, **kwargs):
+                 nonlinear_semantics=False, end_only_boundaries=False, **kwargs):
         super().__init__(vocabulary_size, **kwargs)
         self.units = positive_int("units", units)
         self.semantic_dim = positive_int("semantic_dim", semantic_dim)
         self.syntax_action = bool(syntax_action)
         self.nonlinear_semantics = bool(nonlinear_semantics)
+        self.end_only_boundaries = bool(end_only_boundaries)
+        if self.end_only_boundaries and (self.syntax_action or self.nonlinear_semantics):
+            raise ValueError("end_only_boundaries needs the paper's linear output function "
+                             "of the semantic read-out alone: syntax_action and "
+                             "nonlinear_semantics must be false")
         self.cell = keras.layers.LSTMCell(self.units, name="decoder_cell")
         self.semantic_hidden = (keras.layers.Dense(self.semantic_dim, activation="relu",
                                                    name="semantic_hidden")
                                 if self.nonlinear_semantics else None)
-        self.output_projection = keras.layers.Dense(vocabulary_size, name="output_projection")
+        # Without a bias, zero semantics (a boundary, or nothing attended) give no action.
+        self.output_projection = keras.layers.Dense(
+            vocabulary_size, use_bias=not self.end_only_boundaries, name="output_projection")
 
     @property
     def readout_dim(self) -> int:
-        """Size of the decoder's readout: d_i, or [d_i; c_i] with `syntax_action`."""
-        return self.semantic_dim + (self.units if self.syntax_action else 0)
+        """Size of the decoder's readout: d_i, [d_i; β_i] with `end_only_boundaries` (β_i:
+        the attention on the boundaries), or [d_i; c_i] with `syntax_action`."""
+        return (self.semantic_dim + (1 if self.end_only_boundaries else 0)
+                + (self.units if self.syntax_action else 0))
 
     def build_sublayers(self, memory_shapes):
         self.cell.build((None, self.units))
         readout = self.readout_dim
+        if self.end_only_boundaries:
+            readout = self.semantic_dim
+            # (weight, bias) of the `<eos>` logit's term in β_i.
+            self.end_logit = self.add_weight(shape=(2,), initializer="zeros",
+                                             name="end_logit")
         if self.semantic_hidden is not None:
             self.semantic_hidden.build((None, readout))
             readout = self.semantic_dim
@@ -264,6 +282,12 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
 
     def output_logits(self, readout):
         """The output function f on readouts (..., readout_dim) → masked logits (..., V)."""
+        if self.end_only_boundaries:
+            semantics, on_boundaries = readout[..., :-1], readout[..., -1:]
+            weight, bias = (ops.cast(w, readout.dtype) for w in ops.unstack(self.end_logit))
+            end = ops.one_hot(EOS_ID, self.vocabulary_size, dtype=readout.dtype)
+            return self.block_special_logits(self.output_projection(semantics)
+                                             + (weight * on_boundaries + bias) * end)
         if self.semantic_hidden is not None:
             readout = self.semantic_hidden(readout)
         return self.block_special_logits(self.output_projection(readout))
@@ -304,7 +328,8 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         config = super().get_config()
         config.update({"units": self.units, "semantic_dim": self.semantic_dim,
                        "syntax_action": self.syntax_action,
-                       "nonlinear_semantics": self.nonlinear_semantics})
+                       "nonlinear_semantics": self.nonlinear_semantics,
+                       "end_only_boundaries": self.end_only_boundaries})
         return config
 
 
@@ -322,7 +347,7 @@ class SyntacticAttentionBackbone(Backbone):
             sequential_semantics, syntax_action, nonlinear_semantics,
             embeddings_initializer, learned_boundary_semantics, boundary_initializer,
             syntax_embeddings_initializer, syntax_word_noise, syntax_noise_stddev,
-            syntax_embeddings_l2: see `SyntacticAttention`.
+            syntax_embeddings_l2, end_only_boundaries: see `SyntacticAttention`.
         syntax_tied_ids, syntax_lender_ids: ids of `SyntacticAttention`'s
             `syntax_tied_words` and `syntax_lender_words` (`TiedRowsEmbedding`).
         **kwargs: passed to `keras.Model` (`name`, `trainable`).
@@ -334,7 +359,8 @@ class SyntacticAttentionBackbone(Backbone):
                  embeddings_initializer="uniform", learned_boundary_semantics=True,
                  boundary_initializer=None, syntax_embeddings_initializer=None,
                  syntax_word_noise=0.0, syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0,
-                 syntax_tied_ids=(), syntax_lender_ids=(), **kwargs):
+                 end_only_boundaries=False, syntax_tied_ids=(), syntax_lender_ids=(),
+                 **kwargs):
         self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.semantic_dim = positive_int("semantic_dim", semantic_dim)
         self.syntax_embedding_dim = positive_int("syntax_embedding_dim", syntax_embedding_dim)
@@ -346,9 +372,13 @@ class SyntacticAttentionBackbone(Backbone):
             raise ValueError(f"syntax_noise_stddev must be positive, got {syntax_noise_stddev}")
         flags = dict(zip(_FLAGS, (sequential_semantics, syntax_action, nonlinear_semantics)))
         flags["learned_boundary_semantics"] = learned_boundary_semantics
+        flags["end_only_boundaries"] = end_only_boundaries
         for name, value in flags.items():
             if value not in (True, False):
                 raise ValueError(f"{name} must be true or false, got {value!r}")
+        if end_only_boundaries and learned_boundary_semantics:
+            raise ValueError("end_only_boundaries gives <sos> and <eos> no semantic vector: "
+                             "set learned_boundary_semantics to false with it")
         if sequential_semantics and self.semantic_dim % 2:
             raise ValueError("sequential_semantics splits semantic_dim between the two LSTM "
                              f"directions: semantic_dim must be even, got {semantic_dim}")
@@ -366,6 +396,7 @@ class SyntacticAttentionBackbone(Backbone):
         self.syntax_action = bool(syntax_action)
         self.nonlinear_semantics = bool(nonlinear_semantics)
         self.learned_boundary_semantics = bool(learned_boundary_semantics)
+        self.end_only_boundaries = bool(end_only_boundaries)
 
         # === Layers ===
         # Semantic stream.
@@ -418,7 +449,7 @@ class SyntacticAttentionBackbone(Backbone):
         self.decoder = SyntacticAttentionDecoder(
             self.target_vocabulary_size, self.decoder_units, self.semantic_dim,
             syntax_action=self.syntax_action, nonlinear_semantics=self.nonlinear_semantics,
-            name="decoder")
+            end_only_boundaries=self.end_only_boundaries, name="decoder")
         # === Functional model ===
         self.finish(*self.inputs_spec(), **kwargs)
 
@@ -426,7 +457,8 @@ class SyntacticAttentionBackbone(Backbone):
         """The semantic vectors m (batch, source_length, semantic_dim).
 
         Context-free (m_j depends on x_j only) unless `sequential_semantics`; zero at
-        `<sos>` and `<eos>` unless `learned_boundary_semantics`.
+        `<sos>` and `<eos>` unless `learned_boundary_semantics`. With `end_only_boundaries`
+        one more channel, 1 at `<sos>`/`<eos>` and 0 elsewhere (semantic_dim + 1 in all).
         """
         semantics = self.semantic_dropout(self.semantic_embedding(source_ids), training=training)
         if self.semantic_encoder is not None:
@@ -436,6 +468,11 @@ class SyntacticAttentionBackbone(Backbone):
             is_word = ops.logical_and(ops.not_equal(source_ids, SOS_ID),
                                       ops.not_equal(source_ids, EOS_ID))
             semantics = semantics * ops.expand_dims(ops.cast(is_word, semantics.dtype), -1)
+        if self.end_only_boundaries:
+            is_boundary = ops.logical_or(ops.equal(source_ids, SOS_ID),
+                                         ops.equal(source_ids, EOS_ID))
+            semantics = ops.concatenate(
+                [semantics, ops.expand_dims(ops.cast(is_boundary, semantics.dtype), -1)], -1)
         return semantics
 
     def shifted_syntax(self, source_ids, training=False):
@@ -491,6 +528,7 @@ class SyntacticAttentionBackbone(Backbone):
             "syntax_word_noise": self.syntax_word_noise,
             "syntax_noise_stddev": self.syntax_noise_stddev,
             "syntax_embeddings_l2": self.syntax_embeddings_l2,
+            "end_only_boundaries": self.end_only_boundaries,
             "syntax_tied_ids": getattr(self.syntax_embedding, "tied_ids", []),
             "syntax_lender_ids": getattr(self.syntax_embedding, "lender_ids", []),
         }
