@@ -17,6 +17,7 @@ SOURCE = ["after", "jump", "left", "twice", "walk"]
 TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
 SIZES = dict(semantic_dim=8, syntax_embedding_dim=8, syntax_units=8, encoder_units=8)
 ALL_FLAGS = dict(sequential_semantics=True, syntax_action=True, nonlinear_semantics=True)
+END_ONLY = dict(learned_boundary_semantics=False, end_only_boundaries=True)
 
 
 def make_model(**kwargs):
@@ -78,7 +79,8 @@ def test_training_and_decoding_share_the_recurrence():
         np.testing.assert_array_equal(row[:end], want[:end])
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS, END_ONLY],
+                         ids=["plain", "all_ablations", "end_only_boundaries"])
 def test_greedy_step_is_the_training_step_with_projected_keys(flags):
     # Greedy decoding projects the keys through the LSTM's input kernel once per sequence
     # (`prepare_greedy`); each step must still equal the step that training runs.
@@ -117,7 +119,8 @@ def test_greedy_decoding_under_a_mixed_precision_policy():
     np.testing.assert_array_equal(decoded.numpy(), expected.numpy())
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_ablations"])
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS, END_ONLY],
+                         ids=["plain", "all_ablations", "end_only_boundaries"])
 def test_padding_of_source_does_not_change_outputs(flags):
     model = make_model(**flags)
     source = ids_of(model, ["jump twice", "walk left after jump"])
@@ -230,7 +233,8 @@ ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
                            **NORMAL_EMBEDDINGS)
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED], ids=["plain", "all_options_changed"])
+@pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED, END_ONLY],
+                         ids=["plain", "all_options_changed", "end_only_boundaries"])
 def test_save_load_round_trip(tmp_path, flags):
     model = make_model(**flags)
     commands = ["jump twice after walk left", "walk"]
@@ -248,6 +252,7 @@ def test_save_load_round_trip(tmp_path, flags):
         assert loaded_config[flag] is bool(flags.get(flag, False))
     expected = flags.get("learned_boundary_semantics", True)
     assert loaded_config["learned_boundary_semantics"] is expected
+    assert loaded_config["end_only_boundaries"] is flags.get("end_only_boundaries", False)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -266,6 +271,12 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"syntax_noise_stddev": 0.0}, "syntax_noise_stddev must be positive"),
     ({"syntax_embeddings_l2": -1e-5}, "syntax_embeddings_l2 must be a non-negative number"),
     ({"syntax_embeddings_l2": True}, "syntax_embeddings_l2 must be a non-negative number"),
+    ({"end_only_boundaries": "yes"}, "end_only_boundaries must be true or false"),
+    ({"end_only_boundaries": True},
+     "set learned_boundary_semantics to false with it"),
+    (dict(END_ONLY, syntax_action=True), "syntax_action and nonlinear_semantics must be false"),
+    (dict(END_ONLY, nonlinear_semantics=True),
+     "syntax_action and nonlinear_semantics must be false"),
     ({"syntax_tying": "verbs"}, "syntax_tying must be one of"),
     ({"syntax_tying": "bare_words"}, "takes its words from the training commands"),
     ({"syntax_tied_words": ["jump"], "syntax_lender_words": ["walk"]},
@@ -399,6 +410,34 @@ def test_zero_boundary_semantics_read_nothing_at_sos_and_eos(flags):
     assert np.any(gradient[jump] != 0)
 
 
+def test_end_only_boundaries_can_only_end_the_output():
+    """With `end_only_boundaries` an action can come only from an attended word's semantic
+    vector: the attention on `<sos>`/`<eos>` reaches the `<eos>` logit alone."""
+    model = make_model(**END_ONLY)
+    model.translate(["walk"])  # builds the weights
+    decoder = model.backbone.decoder
+    decoder.end_logit.assign([2.0, -0.5])
+    source = tf.pad(ids_of(model, ["jump", "walk twice after jump left"]), [[0, 0], [0, 2]])
+    semantics = model.backbone.semantic_embeddings(source).numpy()
+    assert semantics.shape[-1] == SIZES["semantic_dim"] + 1
+    is_boundary = np.isin(source.numpy(), [SOS_ID, EOS_ID])
+    np.testing.assert_array_equal(semantics[..., -1], is_boundary.astype(np.float32))
+    assert np.all(semantics[is_boundary][:, :-1] == 0)  # no semantic vector at a boundary
+    # A step that attends only to boundaries: every action logit is exactly 0 and `<eos>`
+    # gets weight + bias; half on a word: the word's logits at half strength, plus 1.0.
+    word = semantics[0, 1]  # `jump`
+    readouts = np.stack([semantics[0, 0], 0.5 * semantics[0, 0] + 0.5 * word]).astype("float32")
+    logits = decoder.output_logits(tf.constant(readouts)).numpy()
+    actions = [model.target_vocabulary.ids(a)[0] for a in TARGET]
+    assert np.all(logits[0, actions] == 0.0) and logits[0, EOS_ID] == pytest.approx(1.5)
+    kernel = decoder.output_projection.kernel.numpy()
+    np.testing.assert_allclose(logits[1, actions], 0.5 * word[:-1] @ kernel[:, actions],
+                               rtol=1e-5)
+    assert logits[1, EOS_ID] == pytest.approx(0.5 * word[:-1] @ kernel[:, EOS_ID] + 0.5,
+                                              rel=1e-5)
+    assert decoder.output_projection.bias is None
+
+
 @pytest.mark.parametrize("xla_single_command", [False, True])
 def test_export_matches_translate(tmp_path, xla_single_command):
     model = make_model()
@@ -433,8 +472,9 @@ def tiny_scan_model(**kwargs):
                               dropout=0.0, max_output_length=12, **kwargs)
 
 
-def test_tiny_run_learns_training_set(tmp_path):
-    model = tiny_scan_model()
+@pytest.mark.parametrize("flags", [{}, END_ONLY], ids=["plain", "end_only_boundaries"])
+def test_tiny_run_learns_training_set(tmp_path, flags):
+    model = tiny_scan_model(**flags)
     split = encode_split(model, EXAMPLES)
     settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 800,
                 "eval_every": 25, "checkpoint_every": 1000, "patience": 100,
