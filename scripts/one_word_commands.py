@@ -35,15 +35,16 @@ def main(argv=None) -> int:
     from compgen_tf.experiments.scan import split_examples
 
     config = json.loads((args.run / "config.json").read_text())
-    examples = {}
-    for part in ("train", "validation"):
-        for command, actions in split_examples(config["split"], part, config["data"],
-                                               config["seed"]):
-            if len(command.split()) == 1:
-                examples[command] = actions
+    # "train" is the whole training file (fit and validation parts), never the test set.
+    examples = {command: actions for command, actions in
+                split_examples(config["split"], "train", config["data"], config["seed"])
+                if len(command.split()) == 1}
     if not examples:
         raise SystemExit(f"{args.run}: its training file has no one-word command")
     model = load_run_model(args.run)
+    if not getattr(model, "source_starts_with_sos", False):
+        raise SystemExit(f"{args.run}: the attention columns read <sos> word <eos> only for a "
+                         "model that wraps its commands in <sos> ... <eos>")
     commands = sorted(examples)
     translations = model.translate(commands)
     ids, _ = model.encode_commands(tf.constant(commands))
@@ -58,6 +59,8 @@ def main(argv=None) -> int:
     record = {"run": str(args.run), "split": config["split"], "seed": config["seed"],
               "steps_trained": json.loads(history[-1])["step"] if history else 0,
               "model": "best_model.keras (best validation so far)",
+              "best_step": max(map(json.loads, history), key=lambda r: r["val_accuracy"])["step"]
+              if history else None,
               "correct": sum(r["correct"] for r in rows), "of": len(rows), "commands": rows,
               "command": f"python scripts/one_word_commands.py --run {args.run}"}
     for row in rows:

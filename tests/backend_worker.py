@@ -25,6 +25,7 @@ from compgen_tf import models
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
                                KeyValueMemory, StackLSTMCell)
+from compgen_tf.vocabulary import EOS_ID, SOS_ID
 
 SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "jump", "look", "run", "walk", "twice", "and"]
 TARGET = ["<pad>", "<unk>", "<sos>", "<eos>", "I_JUMP", "I_LOOK", "I_RUN", "I_WALK"]
@@ -58,10 +59,12 @@ def backbone(family: str, dropout: float) -> keras.Model:
     if family == "seq2seq":
         return models.AttentionSeq2SeqBackbone(len(SOURCE), len(TARGET), embedding_dim=4,
                                                hidden_units=3, dropout=dropout)
-    if family == "syntactic_attention":
+    if family.startswith("syntactic_attention"):
+        end_only = family == "syntactic_attention_end_only"
         return models.SyntacticAttentionBackbone(
             len(SOURCE), len(TARGET), semantic_dim=4, syntax_embedding_dim=3, syntax_units=3,
-            encoder_units=3, dropout=dropout)
+            encoder_units=3, dropout=dropout, learned_boundary_semantics=not end_only,
+            end_only_boundaries=end_only)
     if family == "equivariant":  # no dropout: it would break equivariance
         return models.EquivariantSeq2SeqBackbone(Symmetry.for_scan("verb").get_config(),
                                                  SOURCE, TARGET, embedding_dim=2,
@@ -70,7 +73,8 @@ def backbone(family: str, dropout: float) -> keras.Model:
                                       embedding_dim=4, hidden_units=3, dropout=dropout)
 
 
-BACKBONES = ("seq2seq", "syntactic_attention", "equivariant", "meta_seq2seq")
+BACKBONES = ("seq2seq", "syntactic_attention", "syntactic_attention_end_only", "equivariant",
+             "meta_seq2seq")
 
 
 def backbone_batch(family: str):
@@ -83,6 +87,8 @@ def backbone_batch(family: str):
     inputs = {"source_ids": ids(3, TIME, len(SOURCE)), "target_ids": ids(3, 6, len(TARGET))}
     labels = ids(3, 6, len(TARGET))
     labels[0, 4:] = 0  # padding, ignored by the loss
+    if family == "syntactic_attention_end_only":  # boundaries, which it reads apart
+        inputs["source_ids"][:, 0], inputs["source_ids"][:, -1] = SOS_ID, EOS_ID
     if family == "meta_seq2seq":
         size = len(SOURCE) + len(TARGET)
         inputs.update(support_command_ids=ids(4, TIME, size), support_action_ids=ids(4, 6, size))

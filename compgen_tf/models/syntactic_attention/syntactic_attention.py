@@ -29,7 +29,9 @@ class SyntacticAttention(Seq2SeqModel):
     zero and whose first query is s_0 = ReLU(W_0 [→h_final; ←h_final]) (the
     final states of the second bidirectional LSTM). At step i:
     e_ij = s_{i-1}·h_j (masked at padding), α_i = softmax_j(e_i),
-    c_i = Σ_j α_ij h_j, d_i = Σ_j α_ij m_j, logits_i = W_out d_i + b_out,
+    c_i = Σ_j α_ij h_j, d_i = Σ_j α_ij m_j, logits_i = W_out d_i + b_out
+    (without b_out, and with the boundaries' share of α_i feeding only the
+    `<eos>` logit, under `end_only_boundaries`),
     and s_i = LSTM(c_i, state): c_i is the decoder's only input. Previous
     outputs are never fed back, so training and greedy decoding run the
     same recurrence; `teacher_forcing_ratio` and `seed` are accepted for

@@ -216,10 +216,12 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         end_only_boundaries: whether the values m_j carry one more channel, 1 at
             `<sos>`/`<eos>` and 0 at words, whose read-out (the attention on the
             boundaries) feeds only the `<eos>` logit, and f has no bias: an action
-            can then come only from a word's semantic vector.
+            can then come only from a word's semantic vector (if the words' weights
+            all underflowed to 0, every action logit would be exactly 0, a tie).
         **kwargs: passed to `RecurrentDecoder`.
 
-    Call arguments: see `RecurrentDecoder`; `memory` is `(semantics (B, S, semantic_dim),
+    Call arguments: see `RecurrentDecoder`; `memory` is `(semantics (B, S, semantic_dim, or
+        semantic_dim + 1 with end_only_boundaries),
         keys (B, S, units), source_mask (B, S), first_query (B, units))`.
     """
 
@@ -284,7 +286,9 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         """The output function f on readouts (..., readout_dim) → masked logits (..., V)."""
         if self.end_only_boundaries:
             semantics, on_boundaries = readout[..., :-1], readout[..., -1:]
-            weight, bias = (ops.cast(w, readout.dtype) for w in ops.unstack(self.end_logit))
+            # Cast first: a Keras variable is not a tensor on every backend.
+            end_logit = ops.cast(self.end_logit, readout.dtype)
+            weight, bias = end_logit[0], end_logit[1]
             end = ops.one_hot(EOS_ID, self.vocabulary_size, dtype=readout.dtype)
             return self.block_special_logits(self.output_projection(semantics)
                                              + (weight * on_boundaries + bias) * end)
@@ -454,7 +458,8 @@ class SyntacticAttentionBackbone(Backbone):
         self.finish(*self.inputs_spec(), **kwargs)
 
     def semantic_embeddings(self, source_ids, training=False):
-        """The semantic vectors m (batch, source_length, semantic_dim).
+        """The semantic vectors m (batch, source_length, semantic_dim; + 1 with
+        `end_only_boundaries`).
 
         Context-free (m_j depends on x_j only) unless `sequential_semantics`; zero at
         `<sos>` and `<eos>` unless `learned_boundary_semantics`. With `end_only_boundaries`
