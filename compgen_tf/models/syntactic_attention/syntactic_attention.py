@@ -101,6 +101,12 @@ class SyntacticAttention(Seq2SeqModel):
             only from the semantic vector of a word the decoder attends to. With
             the paper's boundaries a one-word command can be answered from a
             boundary vector instead (add-jump's "a one-word command means I_JUMP").
+        first_step_on_words: False (default, the paper's) or True: the first output
+            step attends to the words only, never to the source's `<sos>`/`<eos>`.
+            Every SCAN output starts with an action, so that action must come from
+            a word's semantic vector; the boundaries keep their learned vectors for
+            the later steps (ending the output). Another answer to the same
+            add-jump failure than `end_only_boundaries`, which changes every step.
         syntax_tying: `"none"` (default, the paper's) or `"bare_words"`: the words
             that the training commands show only alone (a one-word command, like `jump`
             on add-jump) read, as their syntactic embedding, the mean of the rows of the
@@ -142,7 +148,7 @@ class SyntacticAttention(Seq2SeqModel):
                  learned_boundary_semantics=True, boundary_initializer=None,
                  syntax_embeddings_initializer=None, syntax_word_noise=0.0,
                  syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, end_only_boundaries=False,
-                 syntax_tying="none", syntax_tied_words=None, syntax_lender_words=None,
+                 first_step_on_words=False, syntax_tying="none", syntax_tied_words=None, syntax_lender_words=None,
                  **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
@@ -162,7 +168,8 @@ class SyntacticAttention(Seq2SeqModel):
             syntax_embeddings_initializer=syntax_embeddings_initializer,
             syntax_word_noise=syntax_word_noise, syntax_noise_stddev=syntax_noise_stddev,
             syntax_embeddings_l2=syntax_embeddings_l2,
-            end_only_boundaries=end_only_boundaries, syntax_tied_ids=tied_ids,
+            end_only_boundaries=end_only_boundaries, first_step_on_words=first_step_on_words,
+            syntax_tied_ids=tied_ids,
             syntax_lender_ids=lender_ids, name="backbone")
 
     @classmethod

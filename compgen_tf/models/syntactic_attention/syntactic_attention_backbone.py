@@ -218,6 +218,9 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
             boundaries) feeds only the `<eos>` logit, and f has no bias: an action
             can then come only from a word's semantic vector (if the words' weights
             all underflowed to 0, every action logit would be exactly 0, a tie).
+        first_step_on_words: whether the first output step (the one fed `<sos>`)
+            attends to the words only, never to the source's `<sos>`/`<eos>`: every
+            output starts with an action, which must then come from a word.
         **kwargs: passed to `RecurrentDecoder`.
 
     Call arguments: see `RecurrentDecoder`; `memory` is `(semantics (B, S, semantic_dim, or
@@ -226,13 +229,15 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
     """
 
     def __init__(self, vocabulary_size, units, semantic_dim, syntax_action=False,
-                 nonlinear_semantics=False, end_only_boundaries=False, **kwargs):
+                 nonlinear_semantics=False, end_only_boundaries=False,
+                 first_step_on_words=False, **kwargs):
         super().__init__(vocabulary_size, **kwargs)
         self.units = positive_int("units", units)
         self.semantic_dim = positive_int("semantic_dim", semantic_dim)
         self.syntax_action = bool(syntax_action)
         self.nonlinear_semantics = bool(nonlinear_semantics)
         self.end_only_boundaries = bool(end_only_boundaries)
+        self.first_step_on_words = bool(first_step_on_words)
         if self.end_only_boundaries and (self.syntax_action or self.nonlinear_semantics):
             raise ValueError("end_only_boundaries needs the paper's linear output function "
                              "of the semantic read-out alone: syntax_action and "
@@ -270,9 +275,14 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         zeros = ops.zeros_like(query)
         return [query, zeros, zeros]
 
-    def attend(self, query, memory):
-        """(readout (B, readout_dim), context c_i (B, units), attention (B, S))."""
+    def attend(self, query, memory, previous_ids=None):
+        """(readout (B, readout_dim), context c_i (B, units), attention (B, S)); with
+        `first_step_on_words`, rows fed `<sos>` (`previous_ids`) skip the boundaries."""
         semantics, keys, mask, _ = memory
+        if self.first_step_on_words and previous_ids is not None:
+            mask = ops.logical_and(mask, ops.logical_not(ops.logical_and(
+                self._source_boundaries(mask), ops.expand_dims(ops.equal(previous_ids, SOS_ID),
+                                                               -1))))
         scores = ops.einsum("bd,bsd->bs", query, keys)
         weights = ops.softmax(ops.where(mask, scores, ops.cast(BLOCKED_LOGIT, scores.dtype)),
                               axis=-1)
@@ -281,6 +291,14 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         if self.syntax_action:
             readout = ops.concatenate([readout, context], axis=-1)
         return readout, context, weights
+
+    @staticmethod
+    def _source_boundaries(mask):
+        """(B, S) bool: `<sos>` (position 0) and `<eos>` (each row's last real position)."""
+        following = ops.concatenate([mask[:, 1:], ops.zeros_like(mask[:, :1])], axis=1)
+        last = ops.logical_and(mask, ops.logical_not(following))
+        first = ops.expand_dims(ops.equal(ops.arange(ops.shape(mask)[1]), 0), 0)
+        return ops.logical_or(last, first)
 
     def output_logits(self, readout):
         """The output function f on readouts (..., readout_dim) → masked logits (..., V)."""
@@ -298,7 +316,7 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
 
     def step(self, previous_ids, state, memory, constants, training=False):
         query, h, c = state
-        readout, context, weights = self.attend(query, memory)
+        readout, context, weights = self.attend(query, memory, previous_ids)
         h, (_, c) = self.cell(context, [h, c])
         return self.output_logits(readout), [h, h, c], weights
 
@@ -317,7 +335,7 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
     def greedy_step(self, previous_ids, state, memory, constants):
         projected_keys, recurrent_kernel, bias = constants
         query, h, c = state
-        readout, _, weights = self.attend(query, memory)
+        readout, _, weights = self.attend(query, memory, previous_ids)
         z = (ops.einsum("bs,bsg->bg", weights, projected_keys)
              + ops.matmul(h, recurrent_kernel) + bias)
         # The gates as keras.layers.LSTMCell computes them (i, f, c̃, o).
@@ -333,7 +351,8 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         config.update({"units": self.units, "semantic_dim": self.semantic_dim,
                        "syntax_action": self.syntax_action,
                        "nonlinear_semantics": self.nonlinear_semantics,
-                       "end_only_boundaries": self.end_only_boundaries})
+                       "end_only_boundaries": self.end_only_boundaries,
+                       "first_step_on_words": self.first_step_on_words})
         return config
 
 
@@ -351,7 +370,8 @@ class SyntacticAttentionBackbone(Backbone):
             sequential_semantics, syntax_action, nonlinear_semantics,
             embeddings_initializer, learned_boundary_semantics, boundary_initializer,
             syntax_embeddings_initializer, syntax_word_noise, syntax_noise_stddev,
-            syntax_embeddings_l2, end_only_boundaries: see `SyntacticAttention`.
+            syntax_embeddings_l2, end_only_boundaries, first_step_on_words: see
+            `SyntacticAttention`.
         syntax_tied_ids, syntax_lender_ids: ids of `SyntacticAttention`'s
             `syntax_tied_words` and `syntax_lender_words` (`TiedRowsEmbedding`).
         **kwargs: passed to `keras.Model` (`name`, `trainable`).
@@ -363,8 +383,8 @@ class SyntacticAttentionBackbone(Backbone):
                  embeddings_initializer="uniform", learned_boundary_semantics=True,
                  boundary_initializer=None, syntax_embeddings_initializer=None,
                  syntax_word_noise=0.0, syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0,
-                 end_only_boundaries=False, syntax_tied_ids=(), syntax_lender_ids=(),
-                 **kwargs):
+                 end_only_boundaries=False, first_step_on_words=False, syntax_tied_ids=(),
+                 syntax_lender_ids=(), **kwargs):
         self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.semantic_dim = positive_int("semantic_dim", semantic_dim)
         self.syntax_embedding_dim = positive_int("syntax_embedding_dim", syntax_embedding_dim)
@@ -377,6 +397,7 @@ class SyntacticAttentionBackbone(Backbone):
         flags = dict(zip(_FLAGS, (sequential_semantics, syntax_action, nonlinear_semantics)))
         flags["learned_boundary_semantics"] = learned_boundary_semantics
         flags["end_only_boundaries"] = end_only_boundaries
+        flags["first_step_on_words"] = first_step_on_words
         for name, value in flags.items():
             if value not in (True, False):
                 raise ValueError(f"{name} must be true or false, got {value!r}")
@@ -401,6 +422,7 @@ class SyntacticAttentionBackbone(Backbone):
         self.nonlinear_semantics = bool(nonlinear_semantics)
         self.learned_boundary_semantics = bool(learned_boundary_semantics)
         self.end_only_boundaries = bool(end_only_boundaries)
+        self.first_step_on_words = bool(first_step_on_words)
 
         # === Layers ===
         # Semantic stream.
@@ -453,7 +475,8 @@ class SyntacticAttentionBackbone(Backbone):
         self.decoder = SyntacticAttentionDecoder(
             self.target_vocabulary_size, self.decoder_units, self.semantic_dim,
             syntax_action=self.syntax_action, nonlinear_semantics=self.nonlinear_semantics,
-            end_only_boundaries=self.end_only_boundaries, name="decoder")
+            end_only_boundaries=self.end_only_boundaries,
+            first_step_on_words=self.first_step_on_words, name="decoder")
         # === Functional model ===
         self.finish(*self.inputs_spec(), **kwargs)
 
@@ -534,6 +557,7 @@ class SyntacticAttentionBackbone(Backbone):
             "syntax_noise_stddev": self.syntax_noise_stddev,
             "syntax_embeddings_l2": self.syntax_embeddings_l2,
             "end_only_boundaries": self.end_only_boundaries,
+            "first_step_on_words": self.first_step_on_words,
             "syntax_tied_ids": getattr(self.syntax_embedding, "tied_ids", []),
             "syntax_lender_ids": getattr(self.syntax_embedding, "lender_ids", []),
         }
