@@ -60,11 +60,11 @@ def backbone(family: str, dropout: float) -> keras.Model:
         return models.AttentionSeq2SeqBackbone(len(SOURCE), len(TARGET), embedding_dim=4,
                                                hidden_units=3, dropout=dropout)
     if family.startswith("syntactic_attention"):
-        end_only = family == "syntactic_attention_end_only"
+        options = family == "syntactic_attention_boundary_options"
         return models.SyntacticAttentionBackbone(
             len(SOURCE), len(TARGET), semantic_dim=4, syntax_embedding_dim=3, syntax_units=3,
-            encoder_units=3, dropout=dropout, learned_boundary_semantics=not end_only,
-            end_only_boundaries=end_only)
+            encoder_units=3, dropout=dropout, learned_boundary_semantics=not options,
+            end_only_boundaries=options, first_step_on_words=options)
     if family == "equivariant":  # no dropout: it would break equivariance
         return models.EquivariantSeq2SeqBackbone(Symmetry.for_scan("verb").get_config(),
                                                  SOURCE, TARGET, embedding_dim=2,
@@ -73,8 +73,8 @@ def backbone(family: str, dropout: float) -> keras.Model:
                                       embedding_dim=4, hidden_units=3, dropout=dropout)
 
 
-BACKBONES = ("seq2seq", "syntactic_attention", "syntactic_attention_end_only", "equivariant",
-             "meta_seq2seq")
+BACKBONES = ("seq2seq", "syntactic_attention", "syntactic_attention_boundary_options",
+             "equivariant", "meta_seq2seq")
 
 
 def backbone_batch(family: str):
@@ -87,7 +87,7 @@ def backbone_batch(family: str):
     inputs = {"source_ids": ids(3, TIME, len(SOURCE)), "target_ids": ids(3, 6, len(TARGET))}
     labels = ids(3, 6, len(TARGET))
     labels[0, 4:] = 0  # padding, ignored by the loss
-    if family == "syntactic_attention_end_only":  # boundaries, which it reads apart
+    if family == "syntactic_attention_boundary_options":  # boundaries, which it reads apart
         inputs["source_ids"][:, 0], inputs["source_ids"][:, -1] = SOS_ID, EOS_ID
     if family == "meta_seq2seq":
         size = len(SOURCE) + len(TARGET)

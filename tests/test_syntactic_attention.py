@@ -18,6 +18,7 @@ TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
 SIZES = dict(semantic_dim=8, syntax_embedding_dim=8, syntax_units=8, encoder_units=8)
 ALL_FLAGS = dict(sequential_semantics=True, syntax_action=True, nonlinear_semantics=True)
 END_ONLY = dict(learned_boundary_semantics=False, end_only_boundaries=True)
+FIRST_STEP = dict(first_step_on_words=True)
 
 
 def make_model(**kwargs):
@@ -79,8 +80,9 @@ def test_training_and_decoding_share_the_recurrence():
         np.testing.assert_array_equal(row[:end], want[:end])
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_FLAGS, END_ONLY],
-                         ids=["plain", "all_ablations", "end_only_boundaries"])
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS, END_ONLY, FIRST_STEP],
+                         ids=["plain", "all_ablations", "end_only_boundaries",
+                              "first_step_on_words"])
 def test_greedy_step_is_the_training_step_with_projected_keys(flags):
     # Greedy decoding projects the keys through the LSTM's input kernel once per sequence
     # (`prepare_greedy`); each step must still equal the step that training runs.
@@ -119,8 +121,9 @@ def test_greedy_decoding_under_a_mixed_precision_policy():
     np.testing.assert_array_equal(decoded.numpy(), expected.numpy())
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_FLAGS, END_ONLY],
-                         ids=["plain", "all_ablations", "end_only_boundaries"])
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS, END_ONLY, FIRST_STEP],
+                         ids=["plain", "all_ablations", "end_only_boundaries",
+                              "first_step_on_words"])
 def test_padding_of_source_does_not_change_outputs(flags):
     model = make_model(**flags)
     source = ids_of(model, ["jump twice", "walk left after jump"])
@@ -233,8 +236,8 @@ ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
                            **NORMAL_EMBEDDINGS)
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED, END_ONLY],
-                         ids=["plain", "all_options_changed", "end_only_boundaries"])
+@pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED, dict(END_ONLY, **FIRST_STEP)],
+                         ids=["plain", "all_options_changed", "boundary_options"])
 def test_save_load_round_trip(tmp_path, flags):
     model = make_model(**flags)
     commands = ["jump twice after walk left", "walk"]
@@ -256,6 +259,7 @@ def test_save_load_round_trip(tmp_path, flags):
     expected = flags.get("learned_boundary_semantics", True)
     assert loaded_config["learned_boundary_semantics"] is expected
     assert loaded_config["end_only_boundaries"] is flags.get("end_only_boundaries", False)
+    assert loaded_config["first_step_on_words"] is flags.get("first_step_on_words", False)
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -275,6 +279,7 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"syntax_embeddings_l2": -1e-5}, "syntax_embeddings_l2 must be a non-negative number"),
     ({"syntax_embeddings_l2": True}, "syntax_embeddings_l2 must be a non-negative number"),
     ({"end_only_boundaries": "yes"}, "end_only_boundaries must be true or false"),
+    ({"first_step_on_words": 2}, "first_step_on_words must be true or false"),
     ({"end_only_boundaries": True},
      "set learned_boundary_semantics to false with it"),
     (dict(END_ONLY, syntax_action=True), "syntax_action and nonlinear_semantics must be false"),
@@ -441,6 +446,32 @@ def test_end_only_boundaries_can_only_end_the_output():
     assert decoder.output_projection.bias is None
 
 
+def test_first_step_on_words_keeps_the_first_step_off_the_boundaries():
+    """With `first_step_on_words` the step fed `<sos>` gives `<sos>`/`<eos>` exactly zero
+    attention, in training and in greedy decoding, whatever the padding; later steps are
+    those of the same model without the flag."""
+    plain, masked = make_model(), make_model(**FIRST_STEP)
+    for model in (plain, masked):
+        model.translate(["walk"])  # builds the weights
+    masked.set_weights(plain.get_weights())
+    source = tf.pad(ids_of(plain, ["jump", "walk twice after jump left"]), [[0, 0], [0, 2]])
+    is_boundary = np.isin(source.numpy(), [SOS_ID, EOS_ID])
+    decoder, memory = masked.backbone.decoder, masked.backbone.encode(source)
+    state, first = decoder.initial_state(memory), tf.fill([2], SOS_ID)
+    for step in (decoder.step(first, state, memory, ()),
+                 decoder.greedy_step(first, state, memory, decoder.prepare_greedy(memory))):
+        weights = step[2].numpy()
+        assert np.all(weights[is_boundary] == 0.0)
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-6)
+    # The unmasked model does look at the boundaries at the first step: the test can fail.
+    plain_first = plain.backbone.decoder.step(first, state, memory, ())[2].numpy()
+    assert np.all(plain_first[is_boundary] > 0)
+    # A later step (fed an action) attends as the unmasked model does.
+    action = tf.fill([2], plain.target_vocabulary.ids("I_JUMP")[0])
+    np.testing.assert_array_equal(decoder.step(action, state, memory, ())[2].numpy(),
+                                  plain.backbone.decoder.step(action, state, memory, ())[2].numpy())
+
+
 @pytest.mark.parametrize("xla_single_command", [False, True])
 def test_export_matches_translate(tmp_path, xla_single_command):
     model = make_model()
@@ -475,7 +506,8 @@ def tiny_scan_model(**kwargs):
                               dropout=0.0, max_output_length=12, **kwargs)
 
 
-@pytest.mark.parametrize("flags", [{}, END_ONLY], ids=["plain", "end_only_boundaries"])
+@pytest.mark.parametrize("flags", [{}, END_ONLY, FIRST_STEP],
+                         ids=["plain", "end_only_boundaries", "first_step_on_words"])
 def test_tiny_run_learns_training_set(tmp_path, flags):
     model = tiny_scan_model(**flags)
     split = encode_split(model, EXAMPLES)

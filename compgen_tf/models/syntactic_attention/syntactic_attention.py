@@ -148,8 +148,8 @@ class SyntacticAttention(Seq2SeqModel):
                  learned_boundary_semantics=True, boundary_initializer=None,
                  syntax_embeddings_initializer=None, syntax_word_noise=0.0,
                  syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, end_only_boundaries=False,
-                 first_step_on_words=False, syntax_tying="none", syntax_tied_words=None, syntax_lender_words=None,
-                 **kwargs):
+                 first_step_on_words=False, syntax_tying="none", syntax_tied_words=None,
+                 syntax_lender_words=None, **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
