@@ -40,18 +40,22 @@ FAMILIES = {
 }
 
 
-def train_once(family: str, steps: int, run_dir: Path) -> dict:
+def train_once(family: str, steps: int, run_dir: Path, config_file: str | None = None) -> dict:
+    """Trains `family` for `steps` steps in `run_dir` from its committed configuration, or from
+    `config_file` (a SCAN family only), and returns its training time."""
     config_module = module("compgen_tf.experiments.config")
     apply_overrides, config_path, load_config = (config_module.apply_overrides,
                                                  config_module.config_path,
                                                  config_module.load_config)
     model, split, _, kind = FAMILIES[family]
+    if config_file and kind != "scan":
+        raise ValueError(f"a configuration file can be given for a SCAN family only, not {family}")
     short = [f"training.max_steps={steps}", f"training.eval_every={steps}",
              f"training.checkpoint_every={steps}"]
     if kind == "scan":
         train_run = module("compgen_tf.experiments.scan").train_run
 
-        config = apply_overrides(load_config(config_path(model, split)),
+        config = apply_overrides(load_config(config_file or config_path(model, split)),
                                  short + ["data.validation_fraction=0.02"])
         config.update(model=model, split=split)
         metrics = train_run(config, run_dir, seed=0, verbose=0, evaluate_splits=())
