@@ -102,6 +102,20 @@ def test_greedy_step_is_the_training_step_with_projected_keys(flags):
     assert np.abs(state[2].numpy()).max() > 1e-3  # the cell state moved: the test can fail
 
 
+def test_greedy_decoding_without_attention_gives_the_same_ids():
+    # Serving decodes with `return_attention=False`: the loop carries no attention tensor.
+    model = make_model()
+    source = ids_of(model, ["jump twice after walk left", "walk", "look around right thrice"])
+    with_attention, attention = model.greedy_decode_with_attention(source)
+    memory = model.backbone.encode(source)
+    ids, none = model.backbone.decoder.greedy(memory, model.max_output_length,
+                                              return_attention=False)
+    assert none is None and attention.shape[:2] == ids.shape
+    np.testing.assert_array_equal(ids.numpy(), with_attention.numpy())
+    np.testing.assert_array_equal(model.greedy_decode(source).numpy(), with_attention.numpy())
+    assert len(set(map(tuple, ids.numpy().tolist()))) > 1  # untrained, yet rows differ
+
+
 def test_greedy_decoding_under_a_mixed_precision_policy():
     # The projected-key step reads the cell's float32 weights outside the cell's call.
     from compgen_tf.models.recurrent_decoder import RecurrentDecoder

@@ -158,13 +158,15 @@ class RecurrentDecoder(keras.layers.Layer):
         return keras.KerasTensor((target_ids.shape[0], target_ids.shape[1], self.vocabulary_size),
                                  dtype=self.compute_dtype)
 
-    def greedy(self, memory, max_length):
-        """Greedy decoding: `(ids (batch, max_length), attention (batch, max_length, S))`."""
+    def greedy(self, memory, max_length, return_attention=True):
+        """Greedy decoding: `(ids (batch, max_length), attention (batch, max_length, S))`,
+        the attention None when `return_attention` is False."""
         constants = self.prepare_greedy(memory)
         return self.sampler(
             lambda previous, state: self.greedy_step(previous, state, memory, constants),
             self.initial_state(memory), ops.shape(memory[0])[0], max_length,
-            attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype)
+            attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype,
+            return_attention=return_attention)
 
     def get_config(self):
         config = super().get_config()

@@ -123,7 +123,9 @@ class Seq2SeqModel(TrainStep, keras.Model):
 
     def greedy_decode(self, source_ids, max_length=None):
         """Greedy decoding: (batch, max_length) int32 ids, `<pad>` after each `<eos>`."""
-        return self.greedy_decode_with_attention(source_ids, max_length)[0]
+        memory = self.backbone.encode(tf.convert_to_tensor(source_ids, tf.int32))
+        return self.backbone.decoder.greedy(memory, max_length or self.max_output_length,
+                                            return_attention=False)[0]
 
     def attention_weights(self, source_ids, max_length=None):
         """Greedy decoding that also returns the attention (B, max_length, S)."""
