@@ -250,8 +250,14 @@ ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
                            **NORMAL_EMBEDDINGS)
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED, dict(END_ONLY, **FIRST_STEP)],
-                         ids=["plain", "all_options_changed", "boundary_options"])
+SYNTAX_TIE_FIRST_STEP = dict(FIRST_STEP, syntax_tying="bare_words", syntax_tied_words=["jump"],
+                             syntax_lender_words=["walk"])  # make train's add-jump model
+
+
+@pytest.mark.parametrize("flags", [{}, ALL_OPTIONS_CHANGED, dict(END_ONLY, **FIRST_STEP),
+                                   SYNTAX_TIE_FIRST_STEP],
+                         ids=["plain", "all_options_changed", "boundary_options",
+                              "syntax_tie_first_step"])
 def test_save_load_round_trip(tmp_path, flags):
     model = make_model(**flags)
     commands = ["jump twice after walk left", "walk"]
@@ -484,11 +490,20 @@ def test_first_step_on_words_keeps_the_first_step_off_the_boundaries():
     action = tf.fill([2], plain.target_vocabulary.ids("I_JUMP")[0])
     np.testing.assert_array_equal(decoder.step(action, state, memory, ())[2].numpy(),
                                   plain.backbone.decoder.step(action, state, memory, ())[2].numpy())
+    # A row with no words (which the preprocessor refuses) masks every position at the
+    # first step: its logits stay finite rather than NaN, so a batch decodes as a whole.
+    empty = tf.constant([[SOS_ID, EOS_ID]])
+    memory = masked.backbone.encode(empty)
+    logits, _, weights = decoder.step(tf.fill([1], SOS_ID), decoder.initial_state(memory),
+                                      memory, ())
+    assert np.all(np.isfinite(logits.numpy())) and np.all(np.isfinite(weights.numpy()))
 
 
-@pytest.mark.parametrize("xla_single_command", [False, True])
-def test_export_matches_translate(tmp_path, xla_single_command):
-    model = make_model()
+@pytest.mark.parametrize("xla_single_command, flags",
+                         [(False, {}), (True, SYNTAX_TIE_FIRST_STEP)],
+                         ids=["plain", "xla_syntax_tie_first_step"])
+def test_export_matches_translate(tmp_path, xla_single_command, flags):
+    model = make_model(**flags)
     commands = ["jump twice", "walk left after jump", "walk"]
     path = export_model(model, tmp_path / "m", xla_single_command=xla_single_command)
     serving = tf.saved_model.load(str(path)).signatures["serving_default"]
@@ -589,6 +604,42 @@ def test_tied_rows_embedding_layer():
                          (dict(tied_ids=[True], lender_ids=[4]), "tied_ids must be ids")]:
         with pytest.raises(ValueError, match=message):
             TiedRowsEmbedding(8, 3, **bad)
+
+
+@pytest.mark.parametrize("first_step", [False, True], ids=["tying", "tying_first_step"])
+def test_tying_trains_as_the_untied_model(first_step):
+    # `jump` is seen only alone: no training command reads its syntactic row, so tying it to
+    # `walk`'s changes neither the loss nor any gradient (docs/dev_splits.md).
+    train = ["jump", "walk", "walk twice", "walk left after walk"]
+    commands = ["jump", "walk twice", "walk left after walk"]
+    actions = ["I_JUMP", "I_WALK I_WALK", "I_WALK I_TURN_LEFT I_WALK"]
+    results = []
+    for tying in ["none", "bare_words"]:
+        keras.utils.set_random_seed(1)
+        model = registry.build_model(
+            "syntactic_attention", dict(SIZES, dropout=0.0, max_output_length=12,
+                                        syntax_tying=tying, first_step_on_words=first_step),
+            SOURCE, TARGET, train_commands=train)
+        data = (ids_of(model, commands), model.encode_actions(actions))
+        with tf.GradientTape() as tape:
+            loss, _ = model.token_loss(data, training=True, seed=3)
+        gradients = tape.gradient(loss, model.trainable_weights)
+        results.append((model, loss.numpy(), [tf.convert_to_tensor(g).numpy()
+                                              for g in gradients]))
+    (untied, untied_loss, untied_grads), (tied, tied_loss, tied_grads) = results
+    assert tied.syntax_tied_words == ["jump"] and untied.syntax_tied_words == []
+    # Same weights in the same order (auto-generated layer names differ between the two).
+    assert [w.shape for w in tied.trainable_weights] == [w.shape for w in untied.trainable_weights]
+    for a, b in zip(tied.trainable_weights, untied.trainable_weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    np.testing.assert_allclose(tied_loss, untied_loss, rtol=1e-6)
+    for path, a, b in zip([w.path for w in tied.trainable_weights], tied_grads, untied_grads):
+        np.testing.assert_allclose(a, b, atol=1e-6, err_msg=path)
+    assert max(np.abs(g).max() for g in tied_grads) > 1e-4  # gradients flow: the test can fail
+    # What tying changes is the held-out verb in a new context.
+    new_context = ids_of(tied, ["jump left"])
+    assert not np.allclose(tied((new_context, tied.encode_actions(["I_TURN_LEFT I_JUMP"]))),
+                           untied((new_context, untied.encode_actions(["I_TURN_LEFT I_JUMP"]))))
 
 
 def test_bare_word_tying_comes_from_the_training_commands():
