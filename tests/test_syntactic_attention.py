@@ -535,8 +535,8 @@ def tiny_scan_model(**kwargs):
                               dropout=0.0, max_output_length=12, **kwargs)
 
 
-@pytest.mark.parametrize("flags", [{}, END_ONLY, FIRST_STEP],
-                         ids=["plain", "end_only_boundaries", "first_step_on_words"])
+@pytest.mark.parametrize("flags", [{}, END_ONLY, SYNTAX_TIE_FIRST_STEP],
+                         ids=["plain", "end_only_boundaries", "syntax_tie_first_step"])
 def test_tiny_run_learns_training_set(tmp_path, flags):
     model = tiny_scan_model(**flags)
     split = encode_split(model, EXAMPLES)
@@ -575,6 +575,31 @@ def test_syntax_embeddings_l2_walks_an_untrained_row_to_zero(tmp_path, l2):
     else:
         np.testing.assert_array_equal(after[jump], before[jump])
     assert not np.allclose(after[walk], before[walk])
+
+
+def test_a_training_run_ties_from_the_whole_training_file(tmp_path, monkeypatch):
+    """On add-jump bare `walk` and `look` fall into the validation part: the lenders must
+    come from the whole training file (fit and validation), not from the fit part."""
+    from compgen_tf.experiments import scan
+    from compgen_tf.experiments.config import apply_overrides, config_path, load_config
+
+    built = {}
+
+    def stop_before_training(model, *args, **kwargs):
+        built["model"] = model
+        raise KeyboardInterrupt  # nothing after the model's construction is needed
+
+    monkeypatch.setattr(scan, "fit_split", stop_before_training)
+    config = apply_overrides(load_config(config_path("syntactic_attention", "addprim_jump")),
+                             ["model_args.syntax_tying=bare_words"])
+    config.update(model="syntactic_attention", split="addprim_jump")
+    fit = {c for c, _ in scan.split_examples("addprim_jump", "fit", config["data"], 0)}
+    assert {"walk", "look"}.isdisjoint(fit)  # the premise: else the test shows nothing
+    with pytest.raises(KeyboardInterrupt):
+        scan.train_run(config, tmp_path / "run", verbose=0, evaluate_splits=())
+    model = built["model"]
+    assert (model.syntax_tied_words, model.syntax_lender_words) == (["jump"],
+                                                                    ["look", "run", "walk"])
 
 
 def test_tied_rows_embedding_layer():
