@@ -64,7 +64,9 @@ def backbone(family: str, dropout: float) -> keras.Model:
         return models.SyntacticAttentionBackbone(
             len(SOURCE), len(TARGET), semantic_dim=4, syntax_embedding_dim=3, syntax_units=3,
             encoder_units=3, dropout=dropout, learned_boundary_semantics=not options,
-            end_only_boundaries=options, first_step_on_words=options)
+            end_only_boundaries=options, first_step_on_words=options,
+            # With the options, `jump` reads the mean syntactic row of `look` and `walk`.
+            syntax_tied_ids=[4] if options else (), syntax_lender_ids=[5, 7] if options else ())
     if family == "equivariant":  # no dropout: it would break equivariance
         return models.EquivariantSeq2SeqBackbone(Symmetry.for_scan("verb").get_config(),
                                                  SOURCE, TARGET, embedding_dim=2,
