@@ -64,6 +64,13 @@ def test_results_of_the_same_configuration_gather_seeds_across_commands(tmp_path
         (0, 0.5, "first"), (1, 0.0, "second"), (2, 0.75, "second")]
     assert document["command"] == "second"
     assert document["summary"]["n"] == 3 and document["summary"]["median"] == 0.5
+    # A key written into the file by hand survives the next seed.
+    path.write_text(json.dumps(dict(document, renamed="was other.json")))
+    write_results("m", "simple", "fourth", [run(4, 1.0)], {}, results_dir=tmp_path,
+                  config=config)
+    assert load_results(path)["renamed"] == "was other.json"
+    assert load_results(path)["summary"]["n"] == 4
+    path.write_text(json.dumps(document))
     with pytest.raises(ValueError, match="another configuration"):
         write_results("m", "simple", "third", [run(3, 1.0)], {}, results_dir=tmp_path,
                       config={"training": {"max_steps": 20}})

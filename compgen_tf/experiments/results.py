@@ -122,7 +122,8 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
     so a result grows seed by seed across commands and machines; the top-level `command`
     is the latest. A file of another configuration is never mixed in: `ValueError`.
     `provenance` (`{"kind", "reason"}`) is the configuration's; without one the choice is
-    not on record and is labelled as such. A file that already has a provenance keeps it.
+    not on record and is labelled as such. A file that already has a provenance keeps it,
+    and any key this function does not write (such as `renamed`).
     """
     provenance = provenance or unrecorded_provenance("the command gave no provenance")
     try:
@@ -142,6 +143,9 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
     runs = sorted(runs, key=lambda r: r["seed"])
     document = {"model": model, "split": split, "command": command, "versions": versions,
                 "provenance": provenance, "runs": runs, "summary": summarize(r["test_accuracy"] for r in runs), **extra}
+    # Keys written by hand into the file (e.g. `renamed`, the file's history) are kept.
+    document.update({key: value for key, value in (earlier or {}).items()
+                     if key not in document})
     path.parent.mkdir(parents=True, exist_ok=True)
     # Written aside and renamed so that a reader, or a second `reproduce` writing the same
     # file, never sees half of it.
