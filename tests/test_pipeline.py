@@ -63,16 +63,27 @@ def test_help_lists_models_and_splits(capsys):
 
 def test_default_training_is_syntactic_attention_on_add_jump():
     """`python -m compgen_tf.train` with no flag (what `make train` runs) trains the README's
-    default: Syntactic Attention on addprim_jump with its committed configuration."""
-    from compgen_tf.experiments.config import load_config
+    default: Syntactic Attention on addprim_jump with add-jump's configuration, which is
+    `syntax_tie_first_step.json` (issue 35); its results file is `addprim_jump.json`."""
+    import json
+
+    from compgen_tf.experiments.config import comparable, load_config
     from compgen_tf.train import DEFAULT_MODEL, DEFAULT_SPLIT
     from compgen_tf.registry import spec
 
     model = DEFAULT_MODEL
     config = spec(model).experiment.resolve_config(model, DEFAULT_SPLIT[model])
     assert (config["model"], config["split"]) == ("syntactic_attention", "addprim_jump")
-    committed = load_config(REPO / "configs" / "syntactic_attention" / "default.json")
-    assert {k: config[k] for k in committed} == committed
+    configs = REPO / "configs" / "syntactic_attention"
+    chosen = load_config(configs / "syntax_tie_first_step.json")
+    assert comparable({k: config[k] for k in chosen}) == comparable(chosen)
+    assert chosen["model_args"]["syntax_tying"] == "bare_words"
+    assert chosen["model_args"]["first_step_on_words"] is True
+    assert comparable(load_config(configs / "default.json")) != comparable(chosen)
+    results = json.loads((REPO / "results" / "syntactic_attention" / "addprim_jump.json")
+                         .read_text())
+    assert comparable(results["config"]) == comparable(
+        {k: v for k, v in config.items() if k in results["config"]})
     makefile = (REPO / "Makefile").read_text()
     assert "MODEL ?= syntactic_attention" in makefile
 

@@ -91,7 +91,8 @@ PAPER_RESULTS = {
         paper="russin2019", mean=100.0, std=0.0, n=5, source="Table 1"),
     ("syntactic_attention", "addprim_jump"): dict(
         _RUSSIN_ADD_JUMP,
-        source="Table 1 (median 91.0 ± 27.4) and Sec. 3.3 (mean 78.4)"),
+        source="Table 1 (median 91.0 ± 27.4) and Sec. 3.3 (mean 78.4); ours: add-jump's "
+               "configuration, syntax tying and the first step on words (docs/dev_splits.md)"),
     ("syntactic_attention", "addprim_turn_left"): dict(
         paper="russin2019", mean=99.9, std=0.16, n=5, source="Table 1"),
     ("syntactic_attention", "length"): dict(
@@ -105,6 +106,10 @@ PAPER_RESULTS = {
         source="Table 5 (supp.), 'P opposite right'"),
     ("syntactic_attention", "template_around_right"): dict(
         paper="russin2019", mean=28.9, std=34.8, n=5, source="Table 5 (supp.), 'P around right'"),
+    ("syntactic_attention", "addprim_jump_default"): dict(
+        _RUSSIN_ADD_JUMP,
+        source="Table 1 (add-jump); our default.json, without syntax tying or the first-step "
+               "mask (add-jump's configuration before 2026-11-28)"),
     ("syntactic_attention", "addprim_jump_batch64"): dict(
         _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); our earlier configuration: batch 64 for 3,200 steps, "
@@ -329,6 +334,7 @@ SUMMARY_ROWS = [
     ("seq2seq", "simple"), ("seq2seq", "addprim_jump"), ("seq2seq", "template_around_right"),
     ("seq2seq", "length"),
     ("syntactic_attention", "simple"), ("syntactic_attention", "addprim_jump"),
+    ("syntactic_attention", "addprim_jump_default"),
     ("syntactic_attention", "addprim_turn_left"), ("syntactic_attention", "length"),
     ("syntactic_attention", "template_around_right"),
     ("equivariant_seq2seq", "simple"), ("equivariant_seq2seq", "addprim_jump"),
