@@ -24,7 +24,7 @@ import numpy as np
 from compgen_tf import models
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
-                               KeyValueMemory, StackLSTMCell)
+                               KeyValueMemory, StackLSTMCell, WeightedAutomaton)
 from compgen_tf.vocabulary import EOS_ID, SOS_ID
 
 SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "jump", "look", "run", "walk", "twice", "and"]
@@ -43,7 +43,8 @@ def every_layer_model() -> keras.Model:
     context, weights = GAttention()(states[:, -1], states)
     stack = keras.layers.RNN(StackLSTMCell(3, depth=4), return_sequences=True)(logits)
     read, _ = KeyValueMemory()(stack, stack, logits)
-    return keras.Model(ids, [logits, context, weights, stack, read])
+    count = WeightedAutomaton(len(SOURCE), 3)(ids)
+    return keras.Model(ids, [logits, context, weights, stack, read, count])
 
 
 def inputs() -> np.ndarray:

@@ -12,7 +12,7 @@ from keras import ops
 
 from compgen_tf.groups import Symmetry, check_equivariance, regular_transform
 from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
-                               KeyValueMemory, StackLSTMCell)
+                               KeyValueMemory, StackLSTMCell, WeightedAutomaton)
 from layer_test_case import numpy, run_layer_test
 
 SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "jump", "look", "run", "walk", "twice"]
@@ -89,6 +89,14 @@ def test_key_value_memory(tmp_path):
                    [(2, 4, 5), (2, 4, 3)], expected_num_trainable_weights=0, tmp_path=tmp_path)
 
 
+@pytest.mark.parametrize("go_backwards", [True, False])
+def test_weighted_automaton(tmp_path, go_backwards):
+    ids = np.array([[4, 5, 6, 0], [7, 0, 0, 0], [8, 4, 4, 5]], "int32")
+    run_layer_test(WeightedAutomaton, dict(vocabulary_size=9, state_size=3,
+                                           go_backwards=go_backwards),
+                   ids, (3,), expected_num_trainable_weights=4, tmp_path=tmp_path)
+
+
 @pytest.mark.parametrize("layer, inputs, arguments", [
     (lambda **k: GEmbed("verb", SOURCE, 4, **k), np.array([[4, 5]]), ["embeddings"]),
     (lambda **k: GroupConv("verb", 3, **k), features(2, 4, 5), ["kernel", "bias"]),
@@ -97,6 +105,7 @@ def test_key_value_memory(tmp_path):
      ["kernel", "recurrent", "bias"]),
     (lambda **k: keras.layers.RNN(StackLSTMCell(2, 3, **k)), features(2, 3, 4),
      ["kernel", "bias"]),
+    (lambda **k: WeightedAutomaton(6, 2, **k), np.array([[4, 5, 0]]), ["delta"]),
 ])
 def test_regularizers_and_constraints_reach_every_weight(layer, inputs, arguments):
     regularized = layer(**{f"{a}_regularizer": keras.regularizers.L2(1e-2) for a in arguments})

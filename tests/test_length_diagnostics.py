@@ -54,3 +54,21 @@ def test_the_true_length_overrides_a_decoder_that_wants_to_stop_at_once():
     forced = oracle._strings(model.decode_actions(
         oracle.decode_with_length(model, source_ids, [4, 2], 16))[0])
     assert [len(f.split()) for f in forced] == [4, 2]
+
+
+def test_decoding_with_given_lengths_is_decoding_with_those_lengths():
+    """`--lengths`: where a given length equals the true one, the decoding is the one with the
+    true length; elsewhere the output has the given length."""
+    keras.utils.set_random_seed(0)
+    words, actions = registry.scan_vocabularies()
+    model = registry.build_model("syntactic_attention", {}, words, actions)
+    # Free decoding is `translate`, checked elsewhere; what matters here is the forced paths.
+    model.translate = lambda batch: ["free"] * len(batch)
+    commands = ["jump twice", "walk left after run thrice", "look", "turn around right"]
+    true_lengths, given = [2, 5, 1, 8], [2, 5, 3, 6]
+    free, forced, predicted = oracle.decode_three_ways(model, commands, true_lengths, given,
+                                                       12, batch_size=3)
+    assert free == ["free"] * 4
+    assert [len(f.split()) for f in forced] == true_lengths
+    assert [len(p.split()) for p in predicted] == given
+    assert predicted[:2] == forced[:2]

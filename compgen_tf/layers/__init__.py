@@ -7,5 +7,7 @@ from compgen_tf.layers.g_lstm_cell import GLSTMCell
 from compgen_tf.layers.group_conv import GroupConv
 from compgen_tf.layers.key_value_memory import KeyValueMemory
 from compgen_tf.layers.stack_lstm_cell import StackLSTMCell
+from compgen_tf.layers.weighted_automaton import WeightedAutomaton
 
-__all__ = ["GAttention", "GDecode", "GEmbed", "GLSTMCell", "GroupConv", "KeyValueMemory", "StackLSTMCell"]
+__all__ = ["GAttention", "GDecode", "GEmbed", "GLSTMCell", "GroupConv", "KeyValueMemory", "StackLSTMCell",
+           "WeightedAutomaton"]
