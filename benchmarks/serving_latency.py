@@ -8,7 +8,9 @@ Exports the run twice (`compgen_tf.cli.export.export_model`, plain and with
 same single commands to each in turn, one call at a time on one thread, so that the machine's
 load falls on both alike. Prints one JSON line: p50/p90/p99 latency per export, their ratio,
 the first XLA call (the compilation of the first command's width), and the number of the
-answers compared (warm-up calls included) that differ (must be 0).
+answers compared (warm-up calls included) that differ (must be 0). Before the warm-up
+calls, every export answers one SCAN command of each length (1 to 9 words), so that each
+width an XLA export compiles is compiled before the timing starts.
 
 `--also NAME=DIR` adds a SavedModel exported elsewhere, for instance by an older commit
 (`git worktree add /tmp/old <commit>`, then `python -m compgen_tf export` there): it is
@@ -34,7 +36,7 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from benchmark_output import emit  # noqa: E402
-from serving_load import command_pool  # noqa: E402
+from serving_load import command_pool, one_command_per_word_count  # noqa: E402
 
 
 def percentile(values, q):
@@ -69,6 +71,11 @@ def main(argv=None):
         start = time.perf_counter()
         serve["xla"](commands=tf.constant(pool[:1]))
         first_xla_call_s = time.perf_counter() - start
+        # One command of each length first: every compiled width exists before the timing
+        # (a deployment sends such warm-up requests; serving/README.md).
+        for command in one_command_per_word_count():
+            for function in serve.values():
+                function(commands=tf.constant([command]))
         latencies = {name: [] for name in serve}
         differences = 0
         for index, command in enumerate(pool):

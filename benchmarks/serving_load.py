@@ -46,17 +46,29 @@ def resident_mb() -> float:
     return float("nan")
 
 
-def command_pool(size: int, seed: int) -> list[str]:
-    """`size` commands: SCAN commands from the whole grammar and one bad command in eight."""
-    # tfds_scan/grammar.py alone (pure Python): not the package, which imports TFDS.
+def scan_commands() -> list[str]:
+    """SCAN's 20,910 commands, from tfds_scan/grammar.py alone (pure Python: not the
+    package, which imports TFDS)."""
     path = Path(__file__).resolve().parents[1] / "tfds_scan" / "grammar.py"
     spec = importlib.util.spec_from_file_location("scan_grammar", path)
     grammar = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(grammar)
-    all_commands = grammar.all_commands
+    return grammar.all_commands()
 
+
+def one_command_per_word_count() -> list[str]:
+    """The first SCAN command of each length (1 to 9 words): a warm-up that compiles every
+    width of an `--xla-single-command` export, as a deployment's warm-up requests should."""
+    first = {}
+    for command in scan_commands():
+        first.setdefault(len(command.split()), command)
+    return [first[n] for n in sorted(first)]
+
+
+def command_pool(size: int, seed: int) -> list[str]:
+    """`size` commands: SCAN commands from the whole grammar and one bad command in eight."""
     rng = np.random.default_rng(seed)
-    commands = all_commands()
+    commands = scan_commands()
     pool = [commands[i] for i in rng.integers(0, len(commands), size)]
     for i in range(0, size, 8):
         pool[i] = BAD_COMMANDS[(i // 8) % len(BAD_COMMANDS)]

@@ -5,8 +5,8 @@
         NumPy from a fixed seed (the same on every backend), and writes
         OUT_DIR/<backend>.keras and OUT_DIR/<backend>.npz (its outputs on fixed inputs);
         then builds each seq2seq family's backbone, small, with NumPy-drawn weights, and
-        writes OUT_DIR/backbones_<backend>.npz: its logits on fixed ids and the gradient
-        of its loss, read off one `fit` step of plain SGD (dropout off, so no backend
+        writes OUT_DIR/backbones_<backend>.npz: its logits on fixed ids (and for two of
+        them, greedy decoding's encoder output) and the gradient of its loss, read off one `fit` step of plain SGD (dropout off, so no backend
         draws). On JAX it then fits the seq2seq backbone two steps with dropout on, which
         must run (the decoders' scan carries the seed state) and move the weights.
     KERAS_BACKEND=torch python tests/backend_worker.py load OUT_DIR FILE.keras [...]
@@ -115,6 +115,10 @@ def backbone_results() -> dict:
             weight.assign(rng.normal(scale=0.5, size=weight.shape).astype("float32"))
         before = {id(w): keras.ops.convert_to_numpy(w) for w in model.trainable_weights}
         results[f"{family}_logits"] = keras.ops.convert_to_numpy(model(inputs))
+        if family in ("seq2seq", "syntactic_attention"):
+            # Greedy decoding's encoder: `bidirectional_lstm`'s own loop, not the layer's.
+            results[f"{family}_encoded"] = keras.ops.convert_to_numpy(
+                model.encode(inputs["source_ids"])[0])
         # One step of SGD with learning rate 1: the weights move by minus the gradient.
         # One step does not repay tracing it, except on JAX, whose eager scan is slower still.
         model.compile(optimizer=keras.optimizers.SGD(1.0),

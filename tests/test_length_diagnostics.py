@@ -72,3 +72,17 @@ def test_decoding_with_given_lengths_is_decoding_with_those_lengths():
     assert [len(f.split()) for f in forced] == true_lengths
     assert [len(p.split()) for p in predicted] == given
     assert predicted[:2] == forced[:2]
+
+
+def test_clause_coverage_of_the_length_splits():
+    """`scripts/length_clause_coverage.py`: which test commands only join seen clauses."""
+    spec = importlib.util.spec_from_file_location("coverage", "scripts/length_clause_coverage.py")
+    coverage = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(coverage)
+    assert coverage.clauses("jump twice after walk left") == ["jump twice", "walk left"]
+    official = coverage.coverage(22, (24, 48))
+    assert (official["test_commands"], official["test_commands_with_every_clause_seen"]) == (
+        3920, 776)
+    assert official["unseen_clauses"] == 8 and official["unseen_clause_output_lengths"] == [24]
+    dev = coverage.coverage(16, (18, 22))
+    assert dev["share"] == 1.0 and dev["unseen_clauses"] == 0

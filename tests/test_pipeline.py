@@ -212,8 +212,9 @@ def test_concurrent_answers_equal_single_command_answers(trained_run, tmp_path):
 
 
 def test_xla_single_command_export_answers_as_the_plain_one(trained_run, tmp_path):
-    """`export --xla-single-command`: one-command calls take the XLA-compiled decoder over a
-    padded command, batches the plain graph; every answer equals the plain export's."""
+    """`export --xla-single-command`: one-command calls take the XLA-compiled decoder at
+    their own width (one compiled function per width), batches the plain graph; every
+    answer equals the plain export's."""
     import tensorflow as tf
 
     assert cli("export", "--run", trained_run, "--out", tmp_path / "plain") == 0
@@ -226,7 +227,7 @@ def test_xla_single_command_export_answers_as_the_plain_one(trained_run, tmp_pat
         out = serve(commands=tf.constant(commands))
         return [[x.decode() for x in out[key].numpy()] for key in ("actions", "error")]
 
-    nine_words = "jump around left twice and walk opposite right thrice"  # width 16
+    nine_words = "jump around left twice and walk opposite right thrice"  # 11 ids, the widest
     for command in COMMANDS + ["look opposite left thrice and run", "turn right", nine_words]:
         assert answers(xla, [command]) == answers(plain, [command]), command
     assert answers(xla, COMMANDS) == answers(plain, COMMANDS)

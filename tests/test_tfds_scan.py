@@ -208,6 +208,25 @@ def test_length_dev_split_has_the_length_splits_shape_inside_its_training_data()
     assert not set(length["test"]) & (set(dev["train"]) | set(dev["test"]))
 
 
+def test_length_dev_unseen_clause_leaves_a_clause_unseen_as_the_length_split_does():
+    length = tfds_scan.split_examples("length")
+    dev = tfds_scan.split_examples("length_dev_unseen_clause")
+    n_actions = lambda pairs: [len(actions.split()) for _, actions in pairs]  # noqa: E731
+    assert max(n_actions(dev["train"])) == 15
+    assert set(n_actions(dev["test"])) == set(range(17, 23))
+    kept = [pair for pair in length["train"] if len(pair[1].split()) != 16]
+    assert [p for p in kept if len(p[1].split()) <= 15] == dev["train"]
+    assert [p for p in kept if len(p[1].split()) >= 17] == dev["test"]
+    # `V around D twice` (16 actions) is in no training command and in most test ones.
+    def clauses(command):
+        return command.replace(" after ", " and ").split(" and ")
+    seen = {clause for command, _ in dev["train"] for clause in clauses(command)}
+    unseen = [c for c, _ in dev["test"] if not set(clauses(c)) <= seen]
+    assert "jump around left twice" not in seen and "turn around left twice" in seen
+    assert 0.7 < len(unseen) / len(dev["test"]) < 0.8
+    assert not set(length["test"]) & (set(dev["train"]) | set(dev["test"]))
+
+
 @pytest.mark.parametrize("config_name", [n for n in splits.DEV_CONFIG_NAMES
                                          if n.startswith("addjump_dev_")])
 def test_addjump_dev_split_holds_out_its_phrase_as_add_jump_holds_out_jump(config_name):
@@ -306,8 +325,8 @@ def test_tail_carve_validates_on_the_last_lines_of_the_official_file():
 
 def test_builder_metadata():
     assert tfds_scan.OfflineScan.name == "offline_scan"
-    assert str(tfds_scan.OfflineScan.VERSION) == "1.1.0"
-    assert {"1.0.0", "1.1.0"} <= set(tfds_scan.OfflineScan.RELEASE_NOTES)
+    assert str(tfds_scan.OfflineScan.VERSION) == "1.2.0"
+    assert {"1.0.0", "1.1.0", "1.2.0"} <= set(tfds_scan.OfflineScan.RELEASE_NOTES)
     assert tuple(c.name for c in tfds_scan.OfflineScan.BUILDER_CONFIGS) == (
         tfds_scan.CONFIG_NAMES
     )

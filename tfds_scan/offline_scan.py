@@ -30,7 +30,8 @@ official `simple_pX` size variations and `addprim_jump_numN_repR` splits, all re
 offline from the grammar and the official random choices, in official order and multiplicity.
 Also development splits built from one official training file alone:
 `addjump_dev_{run,walk,look,turn_right}` hold out another phrase the way add-jump holds out
-`jump`; `length_dev` fits on outputs of at most 16 actions and tests on 18-22.
+`jump`; `length_dev` fits on outputs of at most 16 actions and tests on 18-22, and
+`length_dev_unseen_clause` on at most 15 and 17-22.
 Example keys are line indices within each split.
 """
 
@@ -45,7 +46,7 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         14670
     """
 
-    VERSION = tfds.core.Version("1.1.0")
+    VERSION = tfds.core.Version("1.2.0")
     RELEASE_NOTES = {
         "1.0.0": (
             "Initial release: the 12 configs of TFDS `scan` (no mcd), simple_p{1..64} and "
@@ -54,6 +55,10 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         "1.1.0": (
             "Development splits addjump_dev_{run,walk,look,turn_right} and length_dev, "
             "built from one official training file alone; the official configs are unchanged."
+        ),
+        "1.2.0": (
+            "Development split length_dev_unseen_clause (train: at most 15 actions, test: "
+            "17-22); every other config is unchanged."
         ),
     }
     BUILDER_CONFIGS = [

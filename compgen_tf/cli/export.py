@@ -10,10 +10,9 @@ takes one episode per call instead: `support_commands`, `support_actions` and
 `query_commands` (strings, [n]), and returns `actions` and `error` for the queries.
 The toy-task models read symbol ids, not strings: their runs are refused (exit code 2).
 
-`--xla-single-command` compiles the decoding of a single command with XLA (the command
-padded to one of a few widths, 8, 16, 32... up to the longest input, so that a handful of
-compiled shapes serve every single-command call; batches keep the plain graph, which needs
-no compilation per batch size): see `results/benchmarks/serving_xla_single_command_*.json`.
+`--xla-single-command` compiles the decoding of a single command with XLA, once per width:
+every width up to 16 ids as it is, a wider command padded to 32, 64... up to the longest
+input (batches keep the plain graph, which needs no compilation per batch size): see `results/benchmarks/serving_xla_single_command_*.json`.
 TF Serving runs such a model only with `--xla_cpu_compilation_enabled=true`, and compiles
 each width on its first single-command request (about two seconds); see serving/README.md.
 """
@@ -29,6 +28,8 @@ import tensorflow as tf
 
 SIGNATURE_INPUT = "commands"
 EPISODE_INPUTS = ("support_commands", "support_actions", "query_commands")
+# `xla_single_command`: widths (in ids) compiled without padding; wider commands are padded.
+EXACT_WIDTHS = 16
 
 
 def export_model(model, out_dir, xla_single_command: bool = False) -> Path:
@@ -71,10 +72,15 @@ def export_model(model, out_dir, xla_single_command: bool = False) -> Path:
 def _serve_single_commands_with_xla(model):
     """The serving function of `export_model(..., xla_single_command=True)`."""
     # Padding changes no translation (the encoders mask it), so a command padded to a fixed
-    # width reuses the function compiled for that width. The encoders still step over the
-    # padding, so the widths double from 8 up to the longest input (<sos>, words, <eos>): a
-    # handful of compiled shapes, none much wider than its command.
-    widths, longest = [8], model.max_input_length + 2
+    # width reuses the function compiled for that width. The encoders and the attention
+    # still step over the padding, which a single command pays for: every width up to
+    # EXACT_WIDTHS is compiled as it is (SCAN's commands, 3 to 11 ids, are never padded),
+    # wider ones are padded to the next doubling, up to the longest input (<sos>, words,
+    # <eos>). One `switch_case` picks the width: a `tf.case` over the widths nests one
+    # `cond` per width, and those calls cost more than the padding saves
+    # (serving/README.md, "Latency").
+    longest = model.max_input_length + 2
+    widths = list(range(1, min(EXACT_WIDTHS, longest) + 1))
     while widths[-1] < longest:
         widths.append(min(2 * widths[-1], longest))
 
@@ -87,9 +93,9 @@ def _serve_single_commands_with_xla(model):
                                             [[0, 0], [0, width - tf.shape(source_ids)[1]]]))
 
     def decode_one(source_ids):
-        length = tf.shape(source_ids)[1]
-        return tf.case([(length <= width, padded_to(width, source_ids)) for width in widths],
-                       exclusive=False)
+        # The index of the narrowest width that holds the command.
+        index = tf.reduce_sum(tf.cast(tf.constant(widths) < tf.shape(source_ids)[1], tf.int32))
+        return tf.switch_case(index, [padded_to(width, source_ids) for width in widths])
 
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
     def serve(commands):

@@ -7,6 +7,7 @@ from keras import ops
 
 from compgen_tf.arguments import positive_int, rate
 from compgen_tf.models.backbone import Backbone
+from compgen_tf.models.lstm_inference import bidirectional_lstm
 from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
 
 
@@ -115,7 +116,8 @@ class AttentionSeq2SeqBackbone(Backbone):
         """`(encoder_outputs (B, S, 2H), source_mask (B, S), [h, c])`: the decoder's memory."""
         mask = self.source_mask(source_ids)
         embedded = self.source_dropout(self.source_embedding(source_ids), training=training)
-        outputs, fw_h, fw_c, bw_h, bw_c = self.encoder(embedded, mask=mask, training=training)
+        outputs, fw_h, fw_c, bw_h, bw_c = bidirectional_lstm(self.encoder, embedded, mask,
+                                                             training=training)
         return outputs, mask, [ops.concatenate([fw_h, bw_h], -1),
                                ops.concatenate([fw_c, bw_c], -1)]
 

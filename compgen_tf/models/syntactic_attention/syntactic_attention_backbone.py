@@ -7,6 +7,7 @@ from keras import ops
 
 from compgen_tf.arguments import non_negative, positive_int, rate
 from compgen_tf.models.backbone import Backbone
+from compgen_tf.models.lstm_inference import bidirectional_lstm
 from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS
 
@@ -490,8 +491,8 @@ class SyntacticAttentionBackbone(Backbone):
         """
         semantics = self.semantic_dropout(self.semantic_embedding(source_ids), training=training)
         if self.semantic_encoder is not None:
-            semantics = self.semantic_encoder(semantics, mask=self.source_mask(source_ids),
-                                              training=training)
+            semantics = bidirectional_lstm(self.semantic_encoder, semantics,
+                                           self.source_mask(source_ids), training=training)
         if not self.learned_boundary_semantics:
             is_word = ops.logical_and(ops.not_equal(source_ids, SOS_ID),
                                       ops.not_equal(source_ids, EOS_ID))
@@ -510,16 +511,16 @@ class SyntacticAttentionBackbone(Backbone):
         if self.syntax_noise is not None:
             embedded = self.syntax_noise(embedded, source_ids, training=training)
         embedded = self.syntax_dropout(embedded, training=training)
-        states = self.syntax_encoder(embedded, mask=self.source_mask(source_ids),
-                                     training=training)
+        states = bidirectional_lstm(self.syntax_encoder, embedded, self.source_mask(source_ids),
+                                    training=training)
         return self.syntax_shift(states, source_ids)
 
     def syntax_keys(self, source_ids, training=False):
         """(h, s_0): attention keys/values h (batch, source_length, 2·encoder_units) and the
         decoder's first query s_0 (batch, decoder_units)."""
         shifted = self.shifted_syntax(source_ids, training=training)
-        keys, forward_h, _, backward_h, _ = self.encoder(
-            shifted, mask=self.source_mask(source_ids), training=training)
+        keys, forward_h, _, backward_h, _ = bidirectional_lstm(
+            self.encoder, shifted, self.source_mask(source_ids), training=training)
         return keys, self.initial_query(ops.concatenate([forward_h, backward_h], axis=-1))
 
     def encode(self, source_ids, training=False):

@@ -1,14 +1,17 @@
-"""Checks that Syntactic Attention's greedy decoding with projected keys decodes as the step does.
+"""Checks that Syntactic Attention's greedy shortcuts decode as its Keras layers do.
 
-    python scripts/check_greedy_projection.py --run runs/syntactic_attention/addprim_jump/seed0
-        [--out results/checks/greedy_projection_syntactic_attention_addprim_jump_seed0.json]
+    python scripts/check_greedy_shortcuts.py --run runs/syntactic_attention/addprim_jump/seed0
+        [--out results/checks/greedy_shortcuts_syntactic_attention_addprim_jump_seed0.json]
 
-Greedy decoding projects the attention keys through the decoder LSTM's input kernel once
-per command (`SyntacticAttentionDecoder.prepare_greedy` / `greedy_step`) instead of
-projecting each step's context; the two are equal up to float rounding. This decodes every
-SCAN command (20,910, in batches of 1,024) with a trained run's model both ways and counts
-the commands whose decoded ids differ, with the largest attention difference and the time of
-each way. Prints one JSON line.
+Greedy decoding takes two shortcuts that are equal to the layers up to float rounding: the
+encoders' input products of all steps in one product per direction
+(`compgen_tf.models.lstm_inference.bidirectional_lstm`), and the attention keys projected
+through the decoder LSTM's input kernel once per command
+(`SyntacticAttentionDecoder.prepare_greedy` / `greedy_step`) instead of projecting each
+step's context. This decodes every SCAN command (20,910, in batches of 1,024) with a trained
+run's model both ways, with the shortcuts and with the Keras layers and the training step,
+and counts the commands whose decoded ids differ, with the largest attention difference and
+the time of each way. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import tensorflow as tf  # noqa: E402
 
 from compgen_tf.experiments.experiment import load_run_model  # noqa: E402
 from compgen_tf.models.recurrent_decoder import RecurrentDecoder  # noqa: E402
+from compgen_tf.models.syntactic_attention import syntactic_attention_backbone  # noqa: E402
 from tfds_scan import grammar  # noqa: E402
 
 
@@ -41,17 +45,21 @@ def main(argv=None) -> int:
     model = load_run_model(args.run)
     decoder = model.backbone.decoder
 
-    def by_step(source_ids):  # the training step, as greedy decoding ran before
+    def by_layers(source_ids):  # the Keras layers and the training step, no shortcut
         decoder.prepare_greedy = lambda memory: RecurrentDecoder.prepare_greedy(decoder, memory)
         decoder.greedy_step = lambda *a: RecurrentDecoder.greedy_step(decoder, *a)
+        syntactic_attention_backbone.bidirectional_lstm = (
+            lambda layer, inputs, mask=None, training=False: layer(inputs, mask=mask,
+                                                                   training=training))
         try:
             return model.greedy_decode_with_attention(source_ids)
         finally:
             del decoder.prepare_greedy, decoder.greedy_step
+            syntactic_attention_backbone.bidirectional_lstm = shortcut
 
-    ways = {"projected_keys": tf.function(model.greedy_decode_with_attention,
-                                          reduce_retracing=True),
-            "step": tf.function(by_step, reduce_retracing=True)}
+    shortcut = syntactic_attention_backbone.bidirectional_lstm
+    ways = {"shortcuts": tf.function(model.greedy_decode_with_attention, reduce_retracing=True),
+            "layers": tf.function(by_layers, reduce_retracing=True)}
     commands = grammar.all_commands()
     seconds = dict.fromkeys(ways, 0.0)
     differing, largest = 0, 0.0
@@ -63,13 +71,13 @@ def main(argv=None) -> int:
             ids, attention = decode(source_ids)
             out[name] = (ids.numpy(), attention.numpy())
             seconds[name] += time.perf_counter() - began
-        differing += int(np.any(out["step"][0] != out["projected_keys"][0], axis=1).sum())
-        largest = max(largest, float(np.abs(out["step"][1] - out["projected_keys"][1]).max()))
-    result = {"check": "greedy_projection", "run": str(args.run), "commands": len(commands),
+        differing += int(np.any(out["layers"][0] != out["shortcuts"][0], axis=1).sum())
+        largest = max(largest, float(np.abs(out["layers"][1] - out["shortcuts"][1]).max()))
+    result = {"check": "greedy_shortcuts", "run": str(args.run), "commands": len(commands),
               "commands_with_differing_ids": differing,
               "largest_attention_difference": largest,
               "seconds": {name: round(value, 1) for name, value in seconds.items()},
-              "command": "python scripts/check_greedy_projection.py " + " ".join(
+              "command": "python scripts/check_greedy_shortcuts.py " + " ".join(
                   sys.argv[1:] if argv is None else argv)}
     line = json.dumps(result)
     print(line)
