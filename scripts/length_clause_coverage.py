@@ -6,8 +6,8 @@ A SCAN command is one clause or two joined by `and` / `after`, and its output is
 of its clauses (in some order). A model that translates clause by clause can at best get
 the test commands whose every clause occurs in a training command. This counts them from
 the grammar and the splits' definitions alone (output lengths), for the official length
-split (train: at most 22 actions; test: 24-48) and for `length_dev` (train: at most 16;
-test: 18-22). No model and no test score is involved. Prints one JSON line.
+split (train: at most 22 actions; test: 24-48) and for the development splits `length_dev`
+(train: at most 16; test: 18-22) and `length_dev_unseen_clause` (at most 15; 17-22). No model and no test score is involved. Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tfds_scan import grammar  # noqa: E402
+from tfds_scan.splits import LENGTH_DEV_SPLITS  # noqa: E402
 
-SPLITS = {"length": (22, (24, 48)), "length_dev": (16, (18, 22))}
+# The official length split, then the development splits (tfds_scan.splits.LENGTH_DEV_SPLITS).
+SPLITS = {"length": (22, (24, 48)), **LENGTH_DEV_SPLITS}
 
 
 def clauses(command: str) -> list[str]:
@@ -42,6 +44,7 @@ def coverage(longest_train: int, test_range: tuple[int, int]) -> dict:
     return {"train_commands": len(train), "test_commands": len(test),
             "test_commands_with_every_clause_seen": covered,
             "share": round(covered / len(test), 4),
+            "share_with_an_unseen_clause": round(1 - covered / len(test), 4),
             "unseen_clauses": len(unseen), "unseen_clause_output_lengths": unseen_lengths,
             "unseen_clause_examples": sorted(unseen)[:4]}
 

@@ -86,3 +86,28 @@ def test_clause_coverage_of_the_length_splits():
     assert official["unseen_clauses"] == 8 and official["unseen_clause_output_lengths"] == [24]
     dev = coverage.coverage(16, (18, 22))
     assert dev["share"] == 1.0 and dev["unseen_clauses"] == 0
+
+
+def test_the_loss_without_eos_leaves_out_exactly_the_eos_targets():
+    """`scripts/length_without_eos.py`: the probe's loss counts every action, no `<eos>`."""
+    import tensorflow as tf
+
+    spec = importlib.util.spec_from_file_location("no_eos", "scripts/length_without_eos.py")
+    no_eos = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(no_eos)
+    keras.utils.set_random_seed(0)
+    words, actions = registry.scan_vocabularies()
+    model = registry.build_model("seq2seq", {"hidden_units": 4, "embedding_dim": 4}, words,
+                                 actions)
+    model.teacher_forcing_ratio = 1.0
+    source_ids, _ = model.encode_commands(["jump twice", "walk"])
+    target_ids = model.encode_actions(["I_JUMP I_JUMP", "I_WALK"])  # 2 + 1 actions, 2 <eos>
+    with_eos, tokens = model.token_loss((source_ids, target_ids), training=False)
+    no_eos.without_eos_loss(model)
+    without, fewer = model.token_loss((source_ids, target_ids), training=False)
+    assert (float(tokens), float(fewer)) == (5.0, 3.0)
+    logits = model.compute_logits(source_ids, target_ids)
+    eos = tf.equal(target_ids, EOS_ID)
+    eos_part = ops.sum(ops.where(eos, ops.sparse_categorical_crossentropy(
+        target_ids, logits, from_logits=True), 0.0))
+    assert abs(float(with_eos) - float(eos_part) - float(without)) < 1e-4
