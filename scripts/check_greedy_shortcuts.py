@@ -17,7 +17,6 @@ the time of each way. Prints one JSON line.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -25,6 +24,7 @@ from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
@@ -32,6 +32,7 @@ import tensorflow as tf  # noqa: E402
 from compgen_tf.experiments.experiment import load_run_model  # noqa: E402
 from compgen_tf.models.recurrent_decoder import RecurrentDecoder  # noqa: E402
 from compgen_tf.models.syntactic_attention import syntactic_attention_backbone  # noqa: E402
+from script_output import emit  # noqa: E402
 from tfds_scan import grammar  # noqa: E402
 
 
@@ -76,13 +77,8 @@ def main(argv=None) -> int:
     result = {"check": "greedy_shortcuts", "run": str(args.run), "commands": len(commands),
               "commands_with_differing_ids": differing,
               "largest_attention_difference": largest,
-              "seconds": {name: round(value, 1) for name, value in seconds.items()},
-              "command": "python scripts/check_greedy_shortcuts.py " + " ".join(
-                  sys.argv[1:] if argv is None else argv)}
-    line = json.dumps(result)
-    print(line)
-    if args.out:
-        Path(args.out).write_text(line + "\n")
+              "seconds": {name: round(value, 1) for name, value in seconds.items()}}
+    emit(result, args.out, "check_greedy_shortcuts.py", argv)
     return 0 if differing == 0 else 1
 
 

@@ -13,14 +13,15 @@ split (train: at most 22 actions; test: 24-48) and for the development splits `l
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
 from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from script_output import emit  # noqa: E402
 from tfds_scan import grammar  # noqa: E402
 from tfds_scan.splits import LENGTH_DEV_SPLITS  # noqa: E402
 
@@ -54,14 +55,9 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", help="also write the JSON line to this file")
     args = parser.parse_args(argv)
-    result = {"check": "length_clause_coverage",
-              **{name: coverage(*split) for name, split in SPLITS.items()},
-              "command": "python scripts/length_clause_coverage.py " + " ".join(
-                  sys.argv[1:] if argv is None else argv)}
-    line = json.dumps(result)
-    print(line)
-    if args.out:
-        Path(args.out).write_text(line + "\n")
+    emit({"check": "length_clause_coverage",
+          **{name: coverage(*split) for name, split in SPLITS.items()}},
+         args.out, "length_clause_coverage.py", argv)
     return 0
 
 

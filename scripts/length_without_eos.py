@@ -45,6 +45,7 @@ from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_run, training_setting
 from compgen_tf.training.losses import token_cross_entropy  # noqa: E402
 from compgen_tf.vocabulary import EOS_ID, PAD_ID  # noqa: E402
 from length_oracle_decoding import decode_with_length  # noqa: E402
+from script_output import emit  # noqa: E402
 
 
 def without_eos_loss(model):
@@ -79,7 +80,7 @@ def collect(files, out, argv) -> int:
               "split": runs[0]["split"], "provenance": {
                   "kind": "validation", "reason": "a development split built from training "
                   "data; no setting chosen on a test score"},
-              "runs": runs}
+              "seeds": runs}
     for key in ("test_given_lengths", "test_true_length"):
         values = [run[key] for run in runs if key in run]
         if values:
@@ -87,12 +88,7 @@ def collect(files, out, argv) -> int:
                 "n": len(values), "mean": float(np.mean(values)),
                 "std": float(np.std(values, ddof=1)) if len(values) > 1 else 0.0,
                 "median": float(np.median(values)), "min": min(values), "max": max(values)}
-    result["command"] = "python scripts/length_without_eos.py " + " ".join(
-        sys.argv[1:] if argv is None else argv)
-    line = json.dumps(result)
-    print(line)
-    if out:
-        Path(out).write_text(line + "\n")
+    emit(result, out, "length_without_eos.py", argv)
     return 0
 
 
@@ -150,12 +146,7 @@ def main(argv=None) -> int:
         result["lengths_file"] = args.lengths
         result["test_given_lengths"] = exact_match_at_lengths(
             best, test_commands, test_expected, [int(given[c]) for c in test_commands])
-    result["command"] = "python scripts/length_without_eos.py " + " ".join(
-        sys.argv[1:] if argv is None else argv)
-    line = json.dumps(result)
-    print(line)
-    if args.out:
-        Path(args.out).write_text(line + "\n")
+    emit(result, args.out, "length_without_eos.py", argv)
     return 0
 
 
