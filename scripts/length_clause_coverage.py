@@ -13,6 +13,7 @@ split (train: at most 22 actions; test: 24-48) and for the development splits `l
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 import sys
 from collections import Counter
@@ -33,8 +34,14 @@ def clauses(command: str) -> list[str]:
     return re.split(r" and | after ", command)
 
 
+@functools.cache
+def output_lengths() -> dict[str, int]:
+    """Every SCAN command's number of actions (computed once: three splits read it)."""
+    return {c: len(grammar.interpret(c).split()) for c in grammar.all_commands()}
+
+
 def coverage(longest_train: int, test_range: tuple[int, int]) -> dict:
-    lengths = {c: len(grammar.interpret(c).split()) for c in grammar.all_commands()}
+    lengths = output_lengths()
     train = [c for c, n in lengths.items() if n <= longest_train]
     test = [c for c, n in lengths.items() if test_range[0] <= n <= test_range[1]]
     seen = {clause for command in train for clause in clauses(command)}

@@ -48,6 +48,12 @@ from length_oracle_decoding import decode_with_length  # noqa: E402
 from script_output import emit  # noqa: E402
 
 
+# The probe's settings are the model's committed configuration; it runs on development
+# splits built from training data only.
+PROVENANCE = {"kind": "validation", "reason": "a development split built from training data; "
+              "the model's committed configuration, no setting chosen on a test score"}
+
+
 def without_eos_loss(model):
     """Makes `model`'s training loss leave out its `<eos>` targets (the decoder still reads
     the same inputs: `<sos>` and the actions)."""
@@ -77,10 +83,7 @@ def collect(files, out, argv) -> int:
     """Summarises per-seed probe results (one JSON line each) over the seeds."""
     runs = [json.loads(Path(f).read_text()) for f in sorted(files)]
     result = {"probe": "length_without_eos", "model": runs[0]["model"],
-              "split": runs[0]["split"], "provenance": {
-                  "kind": "validation", "reason": "a development split built from training "
-                  "data; no setting chosen on a test score"},
-              "seeds": runs}
+              "split": runs[0]["split"], "provenance": PROVENANCE, "seeds": runs}
     for key in ("test_given_lengths", "test_true_length"):
         values = [run[key] for run in runs if key in run]
         if values:
@@ -137,6 +140,7 @@ def main(argv=None) -> int:
     result = {"probe": "length_without_eos", "model": args.model, "split": args.split,
               "seed": seed, "run": str(run_dir), **summary,
               "selection": "validation exact match, decoded to the true lengths",
+              "provenance": PROVENANCE,
               "validation_true_length": exact_match_at_lengths(best, commands, expected,
                                                                lengths),
               "test_true_length": exact_match_at_lengths(

@@ -6,8 +6,8 @@
         OUT_DIR/<backend>.keras and OUT_DIR/<backend>.npz (its outputs on fixed inputs);
         then builds each seq2seq family's backbone, small, with NumPy-drawn weights, and
         writes OUT_DIR/backbones_<backend>.npz: its logits on fixed ids (and for two of
-        them, greedy decoding's encoder output) and the gradient of its loss, read off one `fit` step of plain SGD (dropout off, so no backend
-        draws). On JAX it then fits the seq2seq backbone two steps with dropout on, which
+        them, greedy decoding's encoder output) and the gradient of its loss, read off one
+        `fit` step of plain SGD (dropout off, so no backend draws). On JAX it then fits the seq2seq backbone two steps with dropout on, which
         must run (the decoders' scan carries the seed state) and move the weights.
     KERAS_BACKEND=torch python tests/backend_worker.py load OUT_DIR FILE.keras [...]
         loads each file and writes OUT_DIR/<file stem>_on_<backend>.npz.

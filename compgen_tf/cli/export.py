@@ -12,7 +12,8 @@ The toy-task models read symbol ids, not strings: their runs are refused (exit c
 
 `--xla-single-command` compiles the decoding of a single command with XLA, once per width:
 every width up to 16 ids as it is, a wider command padded to 32, 64... up to the longest
-input (batches keep the plain graph, which needs no compilation per batch size): see `results/benchmarks/serving_xla_single_command_*.json`.
+input (batches keep the plain graph, which needs no compilation per batch size): see
+`results/benchmarks/serving_xla_single_command_*.json`.
 TF Serving runs such a model only with `--xla_cpu_compilation_enabled=true`, and compiles
 each width on its first single-command request (about two seconds); see serving/README.md.
 """
