@@ -6,6 +6,10 @@ from keras import ops
 
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
 
+# The logit of a token that must not be chosen (and the score of a position that must not be
+# attended to).
+BLOCKED_LOGIT = -1e9
+
 
 class GreedySampler:
     """Greedy decoding: the most probable token at every step, until every row has ended.
@@ -35,6 +39,10 @@ class GreedySampler:
         return_attention: False to keep no attention at all (the loop then carries no
             attention tensor, which serving's single-command path measures as faster);
             `attention` is then None.
+        lengths: None, or int (batch,): each row then emits exactly that many tokens other
+            than `end_id` and then `end_id` (a model whose length is decided apart from its
+            decoder, e.g. by a `WeightedAutomaton` length head). A length of `max_length` or
+            more leaves the row without `end_id`.
 
     Returns:
         `(ids, attention)`: ids (batch, max_length) int32 with `pad_id` after each
@@ -55,12 +63,14 @@ class GreedySampler:
         self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
 
     def __call__(self, next_fn, state, batch_size, max_length: int, attention_length=1,
-                 attention_dtype="float32", return_attention=True):
+                 attention_dtype="float32", return_attention=True, lengths=None):
         max_length = int(max_length)
         positions = ops.arange(max_length, dtype="int32")
 
         def body(t, previous, state, finished, output_ids, *attention):
             logits, state, weights = next_fn(previous, state)
+            if lengths is not None:
+                logits = self._force_length(logits, t, lengths)
             token = ops.cast(ops.argmax(logits, axis=-1), "int32")
             token = ops.where(finished, self.pad_id, token)
             at_t = ops.expand_dims(ops.equal(positions, t), 0)
@@ -85,3 +95,12 @@ class GreedySampler:
             initial += (ops.zeros((batch_size, max_length, attention_length), attention_dtype),)
         outputs = ops.while_loop(not_done, body, initial, maximum_iterations=max_length)
         return outputs[4], (outputs[5] if return_attention else None)
+
+    def _force_length(self, logits, t, lengths):
+        """`logits` with `end_id` ruled out before each row's length and the only choice at it."""
+        vocabulary = ops.shape(logits)[-1]
+        is_end = ops.expand_dims(ops.equal(ops.arange(vocabulary, dtype="int32"), self.end_id), 0)
+        at_end = ops.expand_dims(ops.greater_equal(t, ops.cast(lengths, "int32")), 1)
+        # Ruled out: the end before the length, and everything else at it.
+        ruled_out = ops.not_equal(is_end, at_end)
+        return ops.where(ruled_out, ops.cast(BLOCKED_LOGIT, logits.dtype), logits)

@@ -105,7 +105,7 @@ def test_weighted_automaton(tmp_path, go_backwards):
      ["kernel", "recurrent", "bias"]),
     (lambda **k: keras.layers.RNN(StackLSTMCell(2, 3, **k)), features(2, 3, 4),
      ["kernel", "bias"]),
-    (lambda **k: WeightedAutomaton(6, 2, **k), np.array([[4, 5, 0]]), ["delta"]),
+    (lambda **k: WeightedAutomaton(6, 2, **k), np.array([[4, 5, 0]]), ["delta", "offset"]),
 ])
 def test_regularizers_and_constraints_reach_every_weight(layer, inputs, arguments):
     regularized = layer(**{f"{a}_regularizer": keras.regularizers.L2(1e-2) for a in arguments})

@@ -100,3 +100,13 @@ def test_represents_scan_output_length_exactly_on_every_command():
     lengths = np.array([len(interpret(command).split()) for command in commands])
     assert len(commands) == 20910 and lengths.max() == 48
     np.testing.assert_array_equal(numpy(layer(ids)), lengths)
+
+
+def test_runs_traced_with_an_unknown_length():
+    # Inside `fit` the command length is unknown when the graph is traced.
+    import tensorflow as tf
+
+    layer = WeightedAutomaton(7, state_size=3)
+    traced = tf.function(layer, input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    ids = np.array([[3, 4, 0], [5, 0, 0]], "int32")
+    np.testing.assert_allclose(traced(ids).numpy(), numpy(layer(ids)), atol=1e-6)

@@ -38,6 +38,10 @@ TRAINING_KEYS = {
     # what model selection maximises on validation: "exact_match", "bleu" (translation), or
     # "last" (none: the last evaluated model is kept; stop_at_accuracy still ends a run)
     "selection": str,
+    # a model with a length head (model_args.length_head) fits it first, on its own
+    # (Seq2SeqModel.fit_length_head): updates, Adam's rate (cosine decay) and batch size
+    "length_head_steps": int, "length_head_learning_rate": float,
+    "length_head_batch_size": int,
 }
 SELECTIONS = ("exact_match", "bleu", "last")
 DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,

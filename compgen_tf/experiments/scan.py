@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 import tfds_scan
@@ -36,7 +37,7 @@ from compgen_tf.training.bleu import translation_scores
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.distribute import is_chief, wait_for_workers, worker_index
 from compgen_tf.training.evaluation import evaluate_split
-from compgen_tf.training.fit import fit_split
+from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_split
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import Vocabulary
 
@@ -109,9 +110,16 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     fit = encode_split(model, examples["fit"])
     validation = encode_split(model, examples["validation"])
     extend = start_from(warm_start_from, run_dir)
+    head_loss = None
+    if getattr(model, "length_head_args", None) is not None:
+        with strategy.scope():
+            head_loss = prepare_length_head(model, examples["fit"], run_dir,
+                                            config["training"], seed)
     summary = fit_split(model, config["training"], run_dir, fit, validation, seed=seed,
                         length_bucket=data.get("length_bucket", 8), strategy=strategy,
                         verbose=verbose, extend=extend)
+    if head_loss is not None:
+        summary["length_head_fit_loss"] = head_loss
     if run_dir != chief_dir:
         shutil.rmtree(run_dir)
         wait_for_workers(strategy)
@@ -122,6 +130,33 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     wait_for_workers(strategy)
     return metrics
+
+
+LENGTH_HEAD_WEIGHTS = "length_head.npz"
+
+
+def prepare_length_head(model, fit_examples, run_dir, training, seed):
+    """Fits `model`'s length head on the commands and output lengths of `fit_examples`
+    before the decoder trains (`Seq2SeqModel.fit_length_head`, settings `training.length_head_*`),
+    and freezes it. The fitted weights are kept in `run_dir/length_head.npz`: a resumed run
+    loads them instead of fitting again. Returns the head's mean squared error on them."""
+    path = Path(run_dir) / LENGTH_HEAD_WEIGHTS
+    if path.exists():
+        with np.load(path) as saved:
+            model.length_head.set_weights([saved[f"w{i}"] for i in range(len(saved.files) - 1)])
+            model.length_head.trainable = False
+            return float(saved["loss"])
+    settings = {**TRAINING_DEFAULTS, **{k: v for k, v in training.items() if v is not None}}
+    source_ids, _ = model.encode_commands(tf.constant([c for c, _ in fit_examples]))
+    loss = model.fit_length_head(source_ids.numpy(), [len(a.split()) for _, a in fit_examples],
+                                 steps=settings["length_head_steps"],
+                                 learning_rate=settings["length_head_learning_rate"],
+                                 batch_size=settings["length_head_batch_size"], seed=seed)
+    weights = {f"w{i}": w for i, w in enumerate(model.length_head.get_weights())}
+    partial = path.with_suffix(".partial.npz")  # an interruption leaves no half-written file
+    np.savez(partial, loss=np.float64(loss), **weights)
+    partial.replace(path)
+    return loss
 
 
 def vocabularies(train_examples):

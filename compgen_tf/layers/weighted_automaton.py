@@ -37,6 +37,11 @@ class WeightedAutomaton(keras.layers.Layer):
         delta_initializer: initializer of the Δ_x (default N(0, 0.01): the A_x start near
             the identity); delta_regularizer, delta_constraint: of the Δ_x (an L1 or L2
             penalty pulls each A_x towards the identity, "this token changes nothing").
+        offset_regularizer, offset_constraint: of the offsets b_x. An L1 penalty here
+            prefers words that scale or mix the state to words that set it to a constant:
+            the two fit the same training sequences when a word has only been read in one
+            context, and only the first carries over to a context where the state differs
+            (docs/length_generalization.md, section 8).
         vector_initializer: initializer of b_x, v_0 and r (default N(0, 0.1)).
         **kwargs: `keras.layers.Layer` arguments.
 
@@ -54,7 +59,8 @@ class WeightedAutomaton(keras.layers.Layer):
 
     def __init__(self, vocabulary_size, state_size=4, go_backwards=True, padding_id=0,
                  delta_initializer=None, delta_regularizer=None, delta_constraint=None,
-                 vector_initializer=None, **kwargs):
+                 offset_regularizer=None, offset_constraint=None, vector_initializer=None,
+                 **kwargs):
         super().__init__(**kwargs)
         self.vocabulary_size = positive_int("vocabulary_size", vocabulary_size)
         self.state_size = positive_int("state_size", state_size)
@@ -70,6 +76,7 @@ class WeightedAutomaton(keras.layers.Layer):
         set_weight_arguments(
             self, delta_initializer=delta_initializer or _normal(0.01),
             delta_regularizer=delta_regularizer, delta_constraint=delta_constraint,
+            offset_regularizer=offset_regularizer, offset_constraint=offset_constraint,
             vector_initializer=vector_initializer or _normal(0.1))
 
     def build(self, token_ids_shape):
@@ -79,7 +86,9 @@ class WeightedAutomaton(keras.layers.Layer):
                                       regularizer=self.delta_regularizer,
                                       constraint=self.delta_constraint, name="deltas")
         self.offsets = self.add_weight(shape=(self.vocabulary_size, k),
-                                       initializer=self.vector_initializer, name="offsets")
+                                       initializer=self.vector_initializer,
+                                       regularizer=self.offset_regularizer,
+                                       constraint=self.offset_constraint, name="offsets")
         self.initial_state = self.add_weight(shape=(k,), initializer=self.vector_initializer,
                                              name="initial_state")
         self.readout = self.add_weight(shape=(k,), initializer=self.vector_initializer,
@@ -95,21 +104,25 @@ class WeightedAutomaton(keras.layers.Layer):
             counts = ops.ones(ops.shape(token_ids), dtype)
         else:
             counts = ops.cast(ops.not_equal(token_ids, self.padding_id), dtype)
-        # Time first for the scan: (length, batch, ...).
-        xs = (ops.transpose(transitions, (1, 0, 2, 3)), ops.transpose(offsets, (1, 0, 2)),
-              ops.transpose(counts, (1, 0)))
+        k = self.state_size
+        # One tensor, time first, read by index in a loop: Keras' TensorFlow `ops.scan` fails
+        # on several sequences of a length unknown when traced (inside `fit`), and stacks
+        # its outputs in a TensorList that XLA refuses (the XLA-compiled serving function).
+        # Each step's slice is (A_x flattened, b_x, 1 for a token or 0 for padding).
+        batch, length = ops.shape(token_ids)[0], ops.shape(token_ids)[1]
+        steps = ops.concatenate([ops.reshape(transitions, (batch, length, k * k)), offsets,
+                                 ops.expand_dims(counts, -1)], axis=-1)
+        steps = ops.transpose(steps, (1, 0, 2))
 
-        def update(state, x):
-            transition, offset, count = x
+        def update(t, state):
+            step = ops.take(steps, length - 1 - t if self.go_backwards else t, axis=0)
+            transition = ops.reshape(step[:, :k * k], (-1, k, k))
+            offset, count = step[:, k * k:k * k + k], step[:, k * k + k:]
             moved = ops.einsum("bij,bj->bi", transition, state) + offset
-            count = ops.expand_dims(count, -1)
-            state = count * moved + (1 - count) * state
-            return state, None
+            return count * moved + (1 - count) * state
 
-        batch = ops.shape(token_ids)[0]
-        initial = ops.broadcast_to(ops.cast(self.initial_state, dtype)[None, :],
-                                   (batch, self.state_size))
-        state, _ = ops.scan(update, initial, xs, reverse=self.go_backwards)
+        initial = ops.broadcast_to(ops.cast(self.initial_state, dtype)[None, :], (batch, k))
+        state = ops.fori_loop(0, length, update, initial)
         return ops.sum(state * ops.cast(self.readout, dtype), axis=-1)
 
     def compute_output_shape(self, token_ids_shape):

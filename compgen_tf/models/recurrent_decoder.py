@@ -6,13 +6,12 @@ import keras
 import numpy as np
 from keras import ops
 
-from compgen_tf.decoding import GreedySampler
+from compgen_tf.decoding import BLOCKED_LOGIT, GreedySampler
 from compgen_tf.vocabulary import PAD_ID, SOS_ID, UNK_ID
 
 # Tokens that are never a correct output; their logits get BLOCKED_LOGIT, as do the attention
 # scores of padding positions.
 BLOCKED_IDS = (PAD_ID, UNK_ID, SOS_ID)
-BLOCKED_LOGIT = -1e9
 
 
 class RecurrentDecoder(keras.layers.Layer):
@@ -158,15 +157,16 @@ class RecurrentDecoder(keras.layers.Layer):
         return keras.KerasTensor((target_ids.shape[0], target_ids.shape[1], self.vocabulary_size),
                                  dtype=self.compute_dtype)
 
-    def greedy(self, memory, max_length, return_attention=True):
+    def greedy(self, memory, max_length, return_attention=True, lengths=None):
         """Greedy decoding: `(ids (batch, max_length), attention (batch, max_length, S))`,
-        the attention None when `return_attention` is False."""
+        the attention None when `return_attention` is False; with `lengths` (batch,) each
+        row gets exactly that many tokens before its `<eos>` (`GreedySampler`)."""
         constants = self.prepare_greedy(memory)
         return self.sampler(
             lambda previous, state: self.greedy_step(previous, state, memory, constants),
             self.initial_state(memory), ops.shape(memory[0])[0], max_length,
             attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype,
-            return_attention=return_attention)
+            return_attention=return_attention, lengths=lengths)
 
     def get_config(self):
         config = super().get_config()

@@ -26,7 +26,8 @@ TRAINING_DEFAULTS = {
     "max_steps": 10000, "eval_every": 500, "checkpoint_every": None, "patience": 10,
     "stop_at_accuracy": 1.01, "learning_rate_decay_steps": None,
     "learning_rate_drop_step": None, "learning_rate_decay_factor": 1.0, "jit_compile": False,
-    "selection": "exact_match",
+    "selection": "exact_match", "length_head_steps": 20000, "length_head_learning_rate": 3e-3,
+    "length_head_batch_size": 256,
 }
 # `selection`: what model selection maximises on validation (`config.SELECTIONS`): exact
 # match, or (the English-French set, where exact match stays at 0 for thousands of steps and

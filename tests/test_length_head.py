@@ -1,0 +1,149 @@
+"""The length head of `Seq2SeqModel`: decoding to a given length, the -EOS loss, saving."""
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+from keras import ops
+
+from compgen_tf.decoding import GreedySampler
+from compgen_tf.models import AttentionSeq2Seq
+from compgen_tf.training.losses import token_cross_entropy
+from compgen_tf.vocabulary import EOS_ID, PAD_ID
+
+SOURCE = ["after", "jump", "left", "twice", "walk"]
+TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
+
+
+def make_model(**kwargs):
+    keras.utils.set_random_seed(1)
+    args = dict(embedding_dim=8, hidden_units=8, dropout=0.0, max_output_length=12,
+                length_head={"state_size": 2})
+    args.update(kwargs)
+    return AttentionSeq2Seq(SOURCE, TARGET, **args)
+
+
+def count_words(model):
+    """Sets the length head to count the command's words (not `<eos>` or padding)."""
+    head = model.length_head
+    vocabulary, k = head.vocabulary_size, head.state_size
+    offsets = np.zeros((vocabulary, k), "float32")
+    offsets[EOS_ID + 1:, 0] = 1.0
+    head.set_weights([np.zeros((vocabulary, k, k), "float32"), offsets,
+                      np.zeros(k, "float32"), np.eye(k, dtype="float32")[0]])
+
+
+def test_sampler_emits_exactly_the_given_lengths():
+    # A step that always prefers <eos> (id 3), then id 5, then id 4.
+    preference = np.full(7, -5.0, "float32")
+    preference[[EOS_ID, 5, 4]] = [3.0, 2.0, 1.0]
+
+    def next_fn(previous, state):
+        return ops.broadcast_to(preference, (3, 7)), state, None
+
+    ids, _ = GreedySampler()(next_fn, (), batch_size=3, max_length=4,
+                             lengths=ops.convert_to_tensor([2, 0, 4]))
+    np.testing.assert_array_equal(ops.convert_to_numpy(ids),
+                                  [[5, 5, EOS_ID, PAD_ID],
+                                   [EOS_ID, PAD_ID, PAD_ID, PAD_ID],
+                                   [5, 5, 5, 5]])  # a length of max_length: no <eos>
+    free, _ = GreedySampler()(next_fn, (), batch_size=3, max_length=4)
+    np.testing.assert_array_equal(ops.convert_to_numpy(free)[:, 0], [EOS_ID] * 3)
+
+
+def test_translations_have_the_heads_lengths_and_too_long_ones_are_errors():
+    model = make_model(max_output_length=4)  # at most 3 actions and <eos>
+    count_words(model)
+    commands = ["jump", "walk twice", "jump left twice", "walk left after jump"]
+    translations = model.translate(commands[:3])
+    assert [len(t.split()) for t in translations] == [1, 2, 3]
+    served = model.serve(tf.constant(commands))
+    assert [e.decode() for e in served["error"].numpy()] == [
+        "", "", "", "no <eos> within max_output_length=4 tokens"]
+    source, _ = model.encode_commands(tf.constant(commands))
+    np.testing.assert_array_equal(model.predicted_lengths(source).numpy(), [1, 2, 3, 4])
+
+
+def test_exports_decode_to_the_heads_lengths(tmp_path):
+    from compgen_tf.cli.export import export_model
+
+    model = make_model(max_output_length=6)
+    count_words(model)
+    expected = model.translate(["walk left twice", "jump after walk"])
+    for xla in (False, True):  # the XLA path also compiles the head's loop
+        path = export_model(model, tmp_path / f"xla_{xla}", xla_single_command=xla)
+        serve = tf.saved_model.load(str(path)).signatures["serving_default"]
+        for commands in (["walk left twice"], ["walk left twice", "jump after walk"]):
+            out = serve(tf.constant(commands))
+            assert [a.decode() for a in out["actions"].numpy()] == expected[:len(commands)]
+    assert [len(a.split()) for a in expected] == [3, 3]
+
+
+def test_loss_leaves_out_eos_and_adds_the_squared_length_error():
+    model = make_model(length_head={"state_size": 2, "loss_weight": 0.5})
+    count_words(model)
+    source, _ = model.encode_commands(tf.constant(["jump twice", "walk"]))
+    # Outputs of 2 and 3 actions for commands of 2 and 1 words: errors 0 and 2.
+    target = model.encode_actions(["I_JUMP I_JUMP", "I_WALK I_WALK I_WALK"])
+    summed, tokens = model.token_loss((source, target), training=False)
+    logits = model.compute_logits(source, target)
+    without_eos = tf.where(tf.equal(target, EOS_ID), PAD_ID, target)
+    expected, expected_tokens = token_cross_entropy(without_eos, logits)
+    assert float(tokens) == float(expected_tokens) == 5.0
+    np.testing.assert_allclose(float(summed), float(expected) + 0.5 * 2.0 ** 2, rtol=1e-6)
+
+
+def test_config_and_saved_model_round_trip(tmp_path):
+    model = make_model(length_head={"state_size": 2, "go_backwards": False, "offset_l1": 1e-3})
+    assert model.get_config()["length_head"] == {
+        "state_size": 2, "go_backwards": False, "offset_l1": 1e-3, "loss_weight": 1.0}
+    assert len(model.losses) == 1  # the offsets' L1 penalty
+    model.save(tmp_path / "model.keras")
+    loaded = keras.saving.load_model(tmp_path / "model.keras")
+    source, _ = model.encode_commands(tf.constant(["jump left twice", "walk"]))
+    np.testing.assert_array_equal(loaded.predicted_lengths(source).numpy(),
+                                  model.predicted_lengths(source).numpy())
+    assert loaded.translate(["jump left twice", "walk"]) == model.translate(
+        ["jump left twice", "walk"])
+    assert make_model(length_head=None).get_config()["length_head"] is None
+
+
+@pytest.mark.parametrize("length_head, message", [
+    ("yes", "length_head must be None or a dict, got 'yes'"),
+    ({"size": 3}, r"length_head has unknown keys \['size'\]"),
+    ({"loss_weight": -1}, "length_head loss_weight must be a number >= 0, got -1"),
+    ({"state_size": 0}, "state_size must be a positive integer, got 0"),
+])
+def test_bad_length_heads_are_refused(length_head, message):
+    with pytest.raises(ValueError, match=message):
+        make_model(length_head=length_head)
+
+
+PAIRS = [("jump", "I_JUMP"), ("walk twice", "I_WALK I_WALK"),
+         ("jump left", "I_TURN_LEFT I_JUMP"), ("walk left twice", "I_TURN_LEFT I_WALK " * 2),
+         ("jump after walk", "I_WALK I_JUMP"), ("walk twice after jump left",
+                                                 "I_TURN_LEFT I_JUMP I_WALK I_WALK")]
+
+
+def test_fit_length_head_counts_exactly_then_freezes_and_a_resumed_run_reloads_it(tmp_path):
+    from compgen_tf.experiments.scan import LENGTH_HEAD_WEIGHTS, prepare_length_head
+
+    model = make_model()
+    training = {"length_head_steps": 400, "length_head_learning_rate": 0.03,
+                "length_head_batch_size": 4}
+    loss = prepare_length_head(model, PAIRS, tmp_path, training, seed=0)
+    assert loss < 0.05 and not model.length_head.trainable
+    assert (tmp_path / LENGTH_HEAD_WEIGHTS).exists()
+    source, _ = model.encode_commands(tf.constant([c for c, _ in PAIRS]))
+    lengths = [len(a.split()) for _, a in PAIRS]
+    np.testing.assert_array_equal(model.predicted_lengths(source).numpy(), lengths)
+    # The decoder's training leaves the frozen head alone.
+    assert not any(v.path.startswith("length_head") for v in model.trainable_variables)
+    # A resumed run (another process: other initial weights) loads the head, not refits it.
+    again = make_model()
+    keras.utils.set_random_seed(7)
+    again.length_head.set_weights([w + 1.0 for w in again.length_head.get_weights()])
+    assert prepare_length_head(again, PAIRS, tmp_path, training, seed=0) == pytest.approx(loss)
+    for kept, loaded in zip(model.length_head.get_weights(), again.length_head.get_weights()):
+        np.testing.assert_array_equal(kept, loaded)
+    assert not again.length_head.trainable
