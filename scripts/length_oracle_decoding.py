@@ -38,35 +38,14 @@ from keras import ops  # noqa: E402
 
 from compgen_tf.experiments.experiment import load_run_model, run_config  # noqa: E402
 from compgen_tf.experiments.scan import split_examples  # noqa: E402
-from compgen_tf.vocabulary import EOS_ID  # noqa: E402
 
 
 def decode_with_length(model, source_ids, lengths, max_length):
-    """Greedy ids (batch, max_length) with `<eos>` masked before each row's length and forced
-    at it, through the decoder's own step and the library's sampler."""
-    decoder = model.backbone.decoder
+    """Greedy ids (batch, max_length) with `<eos>` ruled out before each row's length and
+    forced at it: the decoder's own greedy loop with `GreedySampler(lengths=...)`."""
     memory = model.backbone.encode(ops.convert_to_tensor(source_ids, "int32"))
-    constants = decoder.prepare_greedy(memory)
-    lengths = ops.convert_to_tensor(lengths, "int32")
-    vocabulary = decoder.vocabulary_size
-    is_eos = ops.equal(ops.arange(vocabulary), EOS_ID)[None, :]
-
-    def next_fn(previous, state):
-        inner, t = state
-        logits, inner, weights = decoder.greedy_step(previous, inner, memory, constants)
-        logits = ops.cast(logits, "float32")
-        before = (t < lengths)[:, None]
-        at = (t == lengths)[:, None]
-        # Before the length: anything but <eos>. At it: only <eos>.
-        logits = ops.where(ops.logical_and(before, is_eos), -1e9, logits)
-        logits = ops.where(ops.logical_and(at, ops.logical_not(is_eos)), -1e9, logits)
-        return logits, (inner, t + 1), weights
-
-    batch = ops.shape(source_ids)[0]
-    state = (decoder.initial_state(memory), ops.zeros((batch,), "int32"))
-    ids, _ = decoder.sampler(next_fn, state, batch, max_length,
-                             attention_length=decoder.attention_length(memory),
-                             attention_dtype=decoder.compute_dtype)
+    ids, _ = model.backbone.decoder.greedy(memory, max_length, return_attention=False,
+                                           lengths=ops.convert_to_tensor(lengths, "int32"))
     return ids
 
 

@@ -41,7 +41,9 @@ class WeightedAutomaton(keras.layers.Layer):
             prefers words that scale or mix the state to words that set it to a constant:
             the two fit the same training sequences when a word has only been read in one
             context, and only the first carries over to a context where the state differs
-            (docs/length_generalization.md, section 8).
+            (docs/length_generalization.md, section 8). Scaling the state scales the
+            offsets, and the readout can undo it, so the penalty steers the optimizer
+            rather than ranking fits (section 9).
         vector_initializer: initializer of b_x, v_0 and r (default N(0, 0.1)).
         **kwargs: `keras.layers.Layer` arguments.
 
