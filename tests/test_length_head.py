@@ -137,8 +137,13 @@ def test_fit_length_head_counts_exactly_then_freezes_and_a_resumed_run_reloads_i
     source, _ = model.encode_commands(tf.constant([c for c, _ in PAIRS]))
     lengths = [len(a.split()) for _, a in PAIRS]
     np.testing.assert_array_equal(model.predicted_lengths(source).numpy(), lengths)
-    # The decoder's training leaves the frozen head alone.
+    # The decoder's training leaves the frozen head alone, and its loss no longer runs it.
     assert not any(v.path.startswith("length_head") for v in model.trainable_variables)
+    target = model.encode_actions([a for _, a in PAIRS])
+    summed, _ = model.token_loss((source, target), training=False)
+    expected, _ = token_cross_entropy(tf.where(tf.equal(target, EOS_ID), PAD_ID, target),
+                                      model.compute_logits(source, target))
+    np.testing.assert_allclose(float(summed), float(expected), rtol=1e-6)
     # A resumed run (another process: other initial weights) loads the head, not refits it.
     again = make_model()
     keras.utils.set_random_seed(7)

@@ -37,7 +37,7 @@ from compgen_tf.training.bleu import translation_scores
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.distribute import is_chief, wait_for_workers, worker_index
 from compgen_tf.training.evaluation import evaluate_split
-from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_split
+from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_split, training_settings
 from compgen_tf.versions import package_versions
 from compgen_tf.vocabulary import Vocabulary
 
@@ -146,7 +146,7 @@ def prepare_length_head(model, fit_examples, run_dir, training, seed):
             model.length_head.set_weights([saved[f"w{i}"] for i in range(len(saved.files) - 1)])
             model.length_head.trainable = False
             return float(saved["loss"])
-    settings = {**TRAINING_DEFAULTS, **{k: v for k, v in training.items() if v is not None}}
+    settings = training_settings(training, TRAINING_DEFAULTS, "every")
     source_ids, _ = model.encode_commands(tf.constant([c for c, _ in fit_examples]))
     loss = model.fit_length_head(source_ids.numpy(), [len(a.split()) for _, a in fit_examples],
                                  steps=settings["length_head_steps"],

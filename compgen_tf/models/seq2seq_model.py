@@ -126,8 +126,9 @@ class Seq2SeqModel(TrainStep, keras.Model):
         """(summed token cross-entropy, token count) of a `(source_ids, target_ids)` batch:
         what `train_step` (`compgen_tf.training.train_step.TrainStep`) minimises.
 
-        With a length head the `<eos>` targets are left out and the head's squared error on
-        each command's number of output tokens is added, times its `loss_weight`.
+        With a length head the `<eos>` targets are left out and, while the head is trainable,
+        its squared error on each command's number of output tokens is added, times its
+        `loss_weight` (a frozen head, `fit_length_head`'s, is not run at every step).
         """
         source_ids, target_ids = data
         logits = self.compute_logits(source_ids, target_ids, training=training,
@@ -138,6 +139,8 @@ class Seq2SeqModel(TrainStep, keras.Model):
                                    tf.not_equal(target_ids, EOS_ID))
         summed, tokens = token_cross_entropy(
             tf.where(is_output, target_ids, PAD_ID), logits)
+        if not self.length_head.trainable:
+            return summed, tokens
         lengths = tf.reduce_sum(tf.cast(is_output, tf.float32), axis=1)
         error = self.length_head(source_ids) - lengths
         squared = self.length_head_args["loss_weight"] * tf.reduce_sum(tf.square(error))
@@ -154,7 +157,7 @@ class Seq2SeqModel(TrainStep, keras.Model):
         decaying rate, the head's counts stayed about an action off (on `length_dev`, 47–51%
         validation exact match at 3,500–5,000 steps where the decoder alone reaches 100%);
         a count that has to extrapolate needs the precise fit that this schedule gives
-        (docs/length_generalization.md, section 8). Returns the head's mean squared error
+        (docs/length_generalization.md, sections 8–9). Returns the head's mean squared error
         on these commands at the end.
         """
         if self.length_head_args is None:
@@ -165,8 +168,8 @@ class Seq2SeqModel(TrainStep, keras.Model):
         inputs = keras.Input((None,), dtype="int32", name="source_ids")
         counter = keras.Model(inputs, head(inputs), name="length_head_fit")
         schedule = keras.optimizers.schedules.CosineDecay(float(learning_rate), int(steps))
-        # Not XLA-compiled: the gradient of the head's scan over an unknown length is a
-        # while loop that XLA refuses.
+        # Not XLA-compiled: the gradient of the head's loop over an unknown length needs
+        # the loop's intermediate states in a TensorList, which XLA refuses.
         counter.compile(optimizer=keras.optimizers.Adam(schedule, global_clipnorm=1.0),
                         loss="mse", jit_compile=False)
         examples = tf.data.Dataset.from_tensor_slices(
