@@ -227,6 +227,25 @@ def test_length_dev_unseen_clause_leaves_a_clause_unseen_as_the_length_split_doe
     assert not set(length["test"]) & (set(dev["train"]) | set(dev["test"]))
 
 
+def test_length_dev_opposite_thrice_holds_out_a_clause_as_the_length_split_does():
+    length = tfds_scan.split_examples("length")
+    dev = tfds_scan.split_examples("length_dev_opposite_thrice")
+    held_out = {f"{v} opposite {d} thrice" for v in ("jump", "look", "run", "walk")
+                for d in ("left", "right")}
+    def clauses(command):
+        return set(command.replace(" after ", " and ").split(" and "))
+    # The length training file, split by the clause, in file order.
+    assert [p for p in length["train"] if not clauses(p[0]) & held_out] == dev["train"]
+    assert [p for p in length["train"] if clauses(p[0]) & held_out] == dev["test"]
+    assert (len(dev["train"]), len(dev["test"])) == (14_358, 2_632)
+    # As `V around D` on the official split: seen alone and under `twice`, and `turn ...
+    # thrice` seen, but never `V opposite D thrice`.
+    seen = set().union(*(clauses(c) for c, _ in dev["train"]))
+    assert not held_out & seen
+    assert {"jump opposite left", "jump opposite left twice", "turn opposite left thrice"} <= seen
+    assert not set(length["test"]) & (set(dev["train"]) | set(dev["test"]))
+
+
 @pytest.mark.parametrize("config_name", [n for n in splits.DEV_CONFIG_NAMES
                                          if n.startswith("addjump_dev_")])
 def test_addjump_dev_split_holds_out_its_phrase_as_add_jump_holds_out_jump(config_name):
@@ -325,8 +344,8 @@ def test_tail_carve_validates_on_the_last_lines_of_the_official_file():
 
 def test_builder_metadata():
     assert tfds_scan.OfflineScan.name == "offline_scan"
-    assert str(tfds_scan.OfflineScan.VERSION) == "1.2.0"
-    assert {"1.0.0", "1.1.0", "1.2.0"} <= set(tfds_scan.OfflineScan.RELEASE_NOTES)
+    assert str(tfds_scan.OfflineScan.VERSION) == "1.3.0"
+    assert {"1.0.0", "1.1.0", "1.2.0", "1.3.0"} <= set(tfds_scan.OfflineScan.RELEASE_NOTES)
     assert tuple(c.name for c in tfds_scan.OfflineScan.BUILDER_CONFIGS) == (
         tfds_scan.CONFIG_NAMES
     )

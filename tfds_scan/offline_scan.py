@@ -31,7 +31,8 @@ offline from the grammar and the official random choices, in official order and 
 Also development splits built from one official training file alone:
 `addjump_dev_{run,walk,look,turn_right}` hold out another phrase the way add-jump holds out
 `jump`; `length_dev` fits on outputs of at most 16 actions and tests on 18-22, and
-`length_dev_unseen_clause` on at most 15 and 17-22.
+`length_dev_unseen_clause` on at most 15 and 17-22; `length_dev_opposite_thrice` holds out
+the clause `V opposite D thrice` as the length split holds out `V around D thrice`.
 Example keys are line indices within each split.
 """
 
@@ -46,7 +47,7 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         14670
     """
 
-    VERSION = tfds.core.Version("1.2.0")
+    VERSION = tfds.core.Version("1.3.0")
     RELEASE_NOTES = {
         "1.0.0": (
             "Initial release: the 12 configs of TFDS `scan` (no mcd), simple_p{1..64} and "
@@ -59,6 +60,10 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         "1.2.0": (
             "Development split length_dev_unseen_clause (train: at most 15 actions, test: "
             "17-22); every other config is unchanged."
+        ),
+        "1.3.0": (
+            "Development split length_dev_opposite_thrice (test: the length training commands "
+            "with a clause `V opposite D thrice`); every other config is unchanged."
         ),
     }
     BUILDER_CONFIGS = [

@@ -74,7 +74,15 @@ _ADDJUMP_DEV_PHRASES = {"addjump_dev_run": "run", "addjump_dev_walk": "walk",
 # length_dev's do; fitting on at most 15 actions leaves `V around D twice` (16) unseen, in
 # 74% of the test commands (scripts/length_clause_coverage.py).
 LENGTH_DEV_SPLITS = {"length_dev": (16, (18, 22)), "length_dev_unseen_clause": (15, (17, 22))}
-DEV_CONFIG_NAMES: tuple[str, ...] = tuple(_ADDJUMP_DEV_PHRASES) + tuple(LENGTH_DEV_SPLITS)
+# Length development splits that hold out a clause instead of cutting at a length -> the
+# held-out clause's modifier and repetition. On the official split, `V around D` is seen
+# alone and under `twice` and unseen under `thrice`; length_dev_unseen_clause sees it only
+# alone, so its training commands do not determine what `twice` does to it (section 8 of
+# docs/length_generalization.md). length_dev_opposite_thrice repeats the official pattern
+# with `opposite`: seen alone and under `twice`, held out under `thrice`.
+LENGTH_DEV_HELD_OUT = {"length_dev_opposite_thrice": ("opposite", "thrice")}
+DEV_CONFIG_NAMES: tuple[str, ...] = (tuple(_ADDJUMP_DEV_PHRASES) + tuple(LENGTH_DEV_SPLITS)
+                                     + tuple(LENGTH_DEV_HELD_OUT))
 """Development splits built from one official training file alone, for design decisions
 that must not read that split's test set.
 
@@ -89,6 +97,11 @@ output has at most 16 actions, test every one with 18 to 22 actions (17 is left 
 as between the official 22 and 24), both in training-file order.
 ``length_dev_unseen_clause``: the same with at most 15 and 17 to 22 (16 left out), so that,
 as on the official split, most test commands hold a clause never seen in training.
+``length_dev_opposite_thrice`` (from the ``length`` train file): test is every length training
+command with a clause ``V opposite D thrice`` (V an action verb, not ``turn``), train every
+other one, both in training-file order. As ``V around D thrice`` on the official split, the
+held-out clause's modifier is seen alone and under ``twice``, and ``turn opposite D thrice``
+is seen.
 
 No test command of the official split they come from is in either side."""
 
@@ -149,6 +162,11 @@ def _describe(name: str) -> str:
         longest, (low, high) = LENGTH_DEV_SPLITS[name]
         return ("Development split from the length train file: train on outputs of at most "
                 f"{longest} actions, test on {low}-{high}.")
+    if name in LENGTH_DEV_HELD_OUT:
+        modifier, repetition = LENGTH_DEV_HELD_OUT[name]
+        return (f"Development split from the length train file: test on the commands with a "
+                f"clause '<verb> {modifier} <direction> {repetition}' (verb not 'turn'), "
+                "train on the others.")
     if name in _ADDJUMP_DEV_PHRASES:
         phrase = _ADDJUMP_DEV_PHRASES[name]
         return (
@@ -320,6 +338,15 @@ def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
         longest, (low, high) = LENGTH_DEV_SPLITS[config_name]
         train = [i for i, n in lengths.items() if n <= longest]
         test = [i for i, n in lengths.items() if low <= n <= high]
+    elif config_name in LENGTH_DEV_HELD_OUT:
+        modifier, repetition = LENGTH_DEV_HELD_OUT[config_name]
+        commands = grammar.all_commands()
+        held_out = tuple(f"{verb} {modifier} {direction} {repetition}"
+                         for verb in verbs for direction in ("left", "right"))
+        length_train = _split_indices("length")["train"]
+        holds = {i: any(_has_phrase(commands[i], p) for p in held_out) for i in length_train}
+        train = [i for i in length_train if not holds[i]]
+        test = [i for i in length_train if holds[i]]
     elif config_name in _ADDJUMP_DEV_PHRASES:
         train, test = _addjump_dev_split(_ADDJUMP_DEV_PHRASES[config_name])
     elif config_name.startswith("filler_num"):
