@@ -111,3 +111,28 @@ def test_the_loss_without_eos_leaves_out_exactly_the_eos_targets():
     eos_part = ops.sum(ops.where(eos, ops.sparse_categorical_crossentropy(
         target_ids, logits, from_logits=True), 0.0))
     assert abs(float(with_eos) - float(eos_part) - float(without)) < 1e-4
+
+
+def test_errors_by_clause_order_puts_each_command_by_where_its_longest_clause_comes():
+    import tfds_scan
+
+    spec = importlib.util.spec_from_file_location(
+        "by_order", "scripts/length_errors_by_clause_order.py")
+    by_order = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(by_order)
+    interpret = tfds_scan.interpret
+    # `after` swaps the clauses in the output: the 16 actions of `walk around left twice`
+    # come first there, last with `and`.
+    assert by_order.clause_order_class("walk around left twice after jump", interpret) == (
+        "longest second")
+    assert by_order.clause_order_class("walk around left twice and jump", interpret) == (
+        "longest first")
+    assert by_order.clause_order_class("jump twice and walk left", interpret) == "equal"
+    assert by_order.clause_order_class("jump", interpret) == "single clause"
+    commands = ["walk around left twice and jump", "jump and walk around left twice",
+                "look thrice after run", "walk"]
+    assert by_order.breakdown(commands, ["jump and walk around left twice", "walk"],
+                              interpret) == {
+        "single clause": {"commands": 1, "wrong": 1, "wrong_share": 1.0},
+        "longest first": {"commands": 1, "wrong": 0, "wrong_share": 0.0},
+        "longest second": {"commands": 2, "wrong": 1, "wrong_share": 0.5}}

@@ -152,3 +152,43 @@ def test_fit_length_head_counts_exactly_then_freezes_and_a_resumed_run_reloads_i
     for kept, loaded in zip(model.length_head.get_weights(), again.length_head.get_weights()):
         np.testing.assert_array_equal(kept, loaded)
     assert not again.length_head.trainable
+
+
+def test_learns_a_miniature_length_split_where_the_free_decoder_stops_early(tmp_path):
+    """Train on SCAN commands of `jump walk run look twice thrice and` with at most 4 actions,
+    test on the 5- and 6-action ones (`V thrice and V twice`, ...): the baseline with the length
+    head (fitted first, decoder trained -EOS) translates every test command; the same baseline
+    deciding when to stop gets half of them, ending after 4 actions
+    (docs/length_generalization.md, section 10)."""
+    import tfds_scan
+    from compgen_tf.training.fit import fit_split
+    from compgen_tf.training.data import encode_split
+    from compgen_tf.vocabulary import Vocabulary
+
+    words = {"jump", "walk", "run", "look", "twice", "thrice", "and"}
+    pairs = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
+             if set(c.split()) <= words]
+    train = [(c, a) for c, a in pairs if len(a.split()) <= 4]
+    test = [(c, a) for c, a in pairs if len(a.split()) > 4]
+    assert (len(train), len(test)) == (108, 48)
+    settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 800,
+                "eval_every": 50, "checkpoint_every": 10_000, "patience": 100,
+                "stop_at_accuracy": 1.0, "teacher_forcing_ratio": 1.0}
+    scores = {}
+    for name, length_head in (("head", {"state_size": 3, "offset_l1": 1e-3}), ("free", None)):
+        keras.utils.set_random_seed(0)
+        model = AttentionSeq2Seq(Vocabulary.from_texts(c for c, _ in train).words,
+                                 Vocabulary.from_texts(a for _, a in train).words,
+                                 embedding_dim=16, hidden_units=16, dropout=0.0,
+                                 max_output_length=16, length_head=length_head)
+        if length_head:
+            source = model.encode_commands(tf.constant([c for c, _ in train]))[0].numpy()
+            model.fit_length_head(source, [len(a.split()) for _, a in train], steps=3000,
+                                  batch_size=64, learning_rate=1e-2)
+        summary = fit_split(model, settings, tmp_path / name, encode_split(model, train),
+                            encode_split(model, train), seed=0, verbose=0)
+        assert summary["best_val_accuracy"] == 1.0, (name, summary)
+        best = keras.saving.load_model(tmp_path / name / "best_model.keras")
+        translations = best.translate([c for c, _ in test])
+        scores[name] = np.mean([t == a for t, (_, a) in zip(translations, test)])
+    assert scores["head"] == 1.0 and scores["free"] <= 0.75, scores

@@ -1,0 +1,94 @@
+"""Where in the output a length model goes wrong: test exact match by the place of the longest clause.
+
+    python scripts/length_errors_by_clause_order.py --split length_dev --runs RUN [RUN ...]
+        [--out results/checks/FILE.json]
+
+A diagnostic for issue 36 (docs/length_generalization.md, section 10). A SCAN command is one
+clause or two joined by `and` (outputs in order) or `after` (outputs swapped). Each test
+command of `--split` is put in one class by where its output's longest clause (most actions)
+comes: "single clause", "longest first" (another clause follows it in the output), "longest
+second" or "equal". For each run (a training run directory with `errors_test.jsonl`, as
+`reproduce` writes it), prints the number of test commands and of wrong ones per class.
+Development splits only: every figure is a test score of a split built from training data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from script_output import emit  # noqa: E402
+
+CLASSES = ("single clause", "longest first", "longest second", "equal")
+
+
+def clauses_in_output_order(command: str) -> list[str]:
+    """The command's clauses in the order their actions appear in the output."""
+    if " after " in command:
+        first, second = command.split(" after ")
+        return [second, first]
+    return command.split(" and ")
+
+
+def clause_order_class(command: str, interpret) -> str:
+    """One of `CLASSES`: where the clause with the most actions comes in the output."""
+    clauses = clauses_in_output_order(command)
+    if len(clauses) == 1:
+        return "single clause"
+    first, second = (len(interpret(clause).split()) for clause in clauses)
+    return "equal" if first == second else "longest first" if first > second else "longest second"
+
+
+def breakdown(test_commands, wrong_commands, interpret) -> dict[str, dict[str, int]]:
+    """{class: {"commands": n, "wrong": m, "wrong_share": m / n}} over the classes that
+    occur."""
+    counts = {name: {"commands": 0, "wrong": 0} for name in CLASSES}
+    wrong = set(wrong_commands)
+    for command in test_commands:
+        row = counts[clause_order_class(command, interpret)]
+        row["commands"] += 1
+        row["wrong"] += command in wrong
+    return {name: {**row, "wrong_share": row["wrong"] / row["commands"]}
+            for name, row in counts.items() if row["commands"]}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", required=True)
+    parser.add_argument("--runs", nargs="+", required=True)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+
+    import tfds_scan
+
+    try:
+        test = tfds_scan.split_examples(args.split)["test"]
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    commands = [command for command, _ in test]
+    per_run = []
+    for run in args.runs:
+        errors = Path(run) / "errors_test.jsonl"
+        if not errors.is_file():
+            print(f"error: {errors} does not exist (a finished run writes it)", file=sys.stderr)
+            return 2
+        wrong = [json.loads(line)["command"] for line in errors.read_text().splitlines()]
+        per_run.append({"run": run, "by_class": breakdown(commands, wrong, tfds_scan.interpret)})
+    emit({"split": args.split, "classes": list(CLASSES), "per_run": per_run,
+          "provenance": {"kind": "validation", "reason": "a development split built from "
+                         "the length training file; a diagnostic, no setting chosen"}},
+         args.out, "length_errors_by_clause_order.py", argv)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
