@@ -73,6 +73,12 @@ class RecurrentDecoder(keras.layers.Layer):
     def build_sublayers(self, memory_shapes):
         raise NotImplementedError
 
+    def start_state(self, memory, lengths):
+        """The loop state at the first step when each row's output length is known (the
+        target's in training, the length head's in greedy decoding; None when not known).
+        `initial_state(memory)` unless a decoder also reads the length."""
+        return self.initial_state(memory)
+
     def initial_state(self, memory):
         raise NotImplementedError
 
@@ -106,7 +112,9 @@ class RecurrentDecoder(keras.layers.Layer):
                 following = ops.where(teacher_forced, following, predicted)
             return ops.cast(logits, self.compute_dtype), following, state
 
-        first = (ops.full((batch,), SOS_ID, "int32"), self.initial_state(memory))
+        # The targets' lengths: their tokens before `<eos>`.
+        lengths = ops.sum(ops.cast(ops.not_equal(target_ids, PAD_ID), "int32"), axis=1) - 1
+        first = (ops.full((batch,), SOS_ID, "int32"), self.start_state(memory, lengths))
         if keras.backend.backend() == "jax":
             return self._scan(advance, first, targets_by_time)
         # TensorFlow (and PyTorch, whose loop is Python): a while_loop that writes each step's
@@ -164,7 +172,7 @@ class RecurrentDecoder(keras.layers.Layer):
         constants = self.prepare_greedy(memory)
         return self.sampler(
             lambda previous, state: self.greedy_step(previous, state, memory, constants),
-            self.initial_state(memory), ops.shape(memory[0])[0], max_length,
+            self.start_state(memory, lengths), ops.shape(memory[0])[0], max_length,
             attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype,
             return_attention=return_attention, lengths=lengths)
 

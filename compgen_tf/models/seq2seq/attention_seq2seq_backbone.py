@@ -33,8 +33,10 @@ class LuongAttentionDecoder(RecurrentDecoder):
         Luong, Pham & Manning (2015), Effective approaches to attention-based NMT.
     """
 
-    def __init__(self, vocabulary_size, embedding_dim, units, dropout=0.0, **kwargs):
+    def __init__(self, vocabulary_size, embedding_dim, units, dropout=0.0, count_input=False,
+                 **kwargs):
         super().__init__(vocabulary_size, **kwargs)
+        self.count_input = bool(count_input)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.units = positive_int("units", units)
         self.dropout_rate = rate("dropout", dropout)
@@ -48,17 +50,32 @@ class LuongAttentionDecoder(RecurrentDecoder):
 
     def build_sublayers(self, memory_shapes):
         self.target_embedding.build((None,))
-        self.cell.build((None, self.embedding_dim))
+        self.cell.build((None, self.embedding_dim + (1 if self.count_input else 0)))
         self.attention_combine.build((None, self.units + memory_shapes[0][-1]))
         self.output_projection.build((None, self.units))
 
     def initial_state(self, memory):
         return list(memory[2])
 
+    def start_state(self, memory, lengths):
+        if not self.count_input:
+            return self.initial_state(memory)
+        if lengths is None:
+            raise ValueError("a decoder with count_input needs each row's output length "
+                             "(a length head)")
+        # The actions still to emit, counted down by one at every step.
+        left = ops.expand_dims(ops.cast(lengths, self.compute_dtype), -1)
+        return self.initial_state(memory) + [left]
+
     def step(self, previous_ids, state, memory, constants, training=False):
         encoder_outputs, mask, _ = memory
         embedded = self.dropout(self.target_embedding(previous_ids), training=training)
+        if self.count_input:
+            state, left = state[:-1], state[-1]
+            embedded = ops.concatenate([embedded, ops.cast(left, embedded.dtype)], -1)
         hidden, state = self.cell(embedded, state, training=training)
+        if self.count_input:
+            state = list(state) + [left - 1.0]
         scores = ops.einsum("bd,bsd->bs", hidden, encoder_outputs)
         weights = ops.softmax(ops.where(mask, scores, BLOCKED_LOGIT), axis=-1)
         context = ops.einsum("bs,bsd->bd", weights, encoder_outputs)
@@ -69,7 +86,7 @@ class LuongAttentionDecoder(RecurrentDecoder):
     def get_config(self):
         config = super().get_config()
         config.update({"embedding_dim": self.embedding_dim, "units": self.units,
-                       "dropout": self.dropout_rate})
+                       "dropout": self.dropout_rate, "count_input": self.count_input})
         return config
 
 
@@ -94,7 +111,7 @@ class AttentionSeq2SeqBackbone(Backbone):
     """
 
     def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=64,
-                 hidden_units=64, dropout=0.1, **kwargs):
+                 hidden_units=64, dropout=0.1, count_input=False, **kwargs):
         self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.hidden_units = positive_int("hidden_units", hidden_units)
@@ -108,7 +125,7 @@ class AttentionSeq2SeqBackbone(Backbone):
             name="encoder")
         self.decoder = LuongAttentionDecoder(
             self.target_vocabulary_size, self.embedding_dim, 2 * self.hidden_units,
-            dropout=self.dropout_rate, name="decoder")
+            dropout=self.dropout_rate, count_input=count_input, name="decoder")
         # === Functional model ===
         self.finish(*self.inputs_spec(), **kwargs)
 
@@ -126,5 +143,5 @@ class AttentionSeq2SeqBackbone(Backbone):
         config.update({"source_vocabulary_size": self.source_vocabulary_size,
                        "target_vocabulary_size": self.target_vocabulary_size,
                        "embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
-                       "dropout": self.dropout_rate})
+                       "dropout": self.dropout_rate, "count_input": self.decoder.count_input})
         return config
