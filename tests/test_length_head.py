@@ -108,6 +108,38 @@ def test_config_and_saved_model_round_trip(tmp_path):
     assert make_model(length_head=None).get_config()["length_head"] is None
 
 
+def test_count_input_reads_the_actions_left_counted_down_from_the_length():
+    """With `count_input`, the decoder's LSTM reads L - t at step t: L the target's length
+    in training (tokens before `<eos>`), the head's count in greedy decoding."""
+    model = make_model(count_input=True)
+    count_words(model)
+    decoder = model.backbone.decoder
+    seen = []
+    step = decoder.step
+
+    def recording_step(previous_ids, state, memory, constants, training=False):
+        seen.append(ops.convert_to_numpy(state[-1])[:, 0])
+        return step(previous_ids, state, memory, constants, training=training)
+
+    decoder.step = recording_step
+    source, _ = model.encode_commands(tf.constant(["jump twice", "walk left twice"]))
+    target = model.encode_actions(["I_JUMP I_JUMP", "I_TURN_LEFT I_WALK I_TURN_LEFT I_WALK"])
+    decoder(target, model.backbone.encode(source))  # teacher-forced, eagerly
+    np.testing.assert_array_equal(np.stack(seen)[:3], [[2, 4], [1, 3], [0, 2]])
+    seen.clear()
+    # Greedy decoding (eagerly) counts down from the head's count (the words: 2 and 3).
+    memory = model.backbone.encode(source)
+    decoder.greedy(memory, 6, return_attention=False, lengths=model.predicted_lengths(source))
+    np.testing.assert_array_equal(np.stack(seen)[:3], [[2, 3], [1, 2], [0, 1]])
+    with pytest.raises(ValueError, match="count_input needs each row's output length"):
+        decoder.greedy(memory, 6)
+    decoder.step = step
+    assert [len(t.split()) for t in model.translate(["jump twice", "walk left twice"])] == [2, 3]
+    assert model.get_config()["count_input"] is True
+    with pytest.raises(ValueError, match="count_input=True needs a length head"):
+        make_model(count_input=True, length_head=None)
+
+
 @pytest.mark.parametrize("length_head, message", [
     ("yes", "length_head must be None or a dict, got 'yes'"),
     ({"size": 3}, r"length_head has unknown keys \['size'\]"),

@@ -37,19 +37,21 @@ class AttentionSeq2Seq(Seq2SeqModel):
     """
 
     def __init__(self, source_words, target_words, embedding_dim=64, hidden_units=64, dropout=0.1,
-                 count_input=False, **kwargs):
+                 count_input=False, count_cap=0, **kwargs):
         super().__init__(source_words, target_words, **kwargs)
         if count_input and self.length_head_args is None:
             raise ValueError("count_input=True needs a length head (length_head=...): the "
                              "decoder reads the count of actions left")
         self.backbone = AttentionSeq2SeqBackbone(
             self.source_vocabulary_size, self.target_vocabulary_size, embedding_dim=embedding_dim,
-            hidden_units=hidden_units, dropout=dropout, count_input=count_input, name="backbone")
+            hidden_units=hidden_units, dropout=dropout, count_input=count_input,
+            count_cap=count_cap, name="backbone")
 
     def get_config(self):
         config = super().get_config()
         config.update({"embedding_dim": self.backbone.embedding_dim,
                        "hidden_units": self.backbone.hidden_units,
                        "dropout": self.backbone.dropout_rate,
-                       "count_input": self.backbone.decoder.count_input})
+                       "count_input": self.backbone.decoder.count_input,
+                       "count_cap": self.backbone.decoder.count_cap})
         return config

@@ -34,9 +34,10 @@ class LuongAttentionDecoder(RecurrentDecoder):
     """
 
     def __init__(self, vocabulary_size, embedding_dim, units, dropout=0.0, count_input=False,
-                 **kwargs):
+                 count_cap=0, **kwargs):
         super().__init__(vocabulary_size, **kwargs)
         self.count_input = bool(count_input)
+        self.count_cap = float(count_cap)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.units = positive_int("units", units)
         self.dropout_rate = rate("dropout", dropout)
@@ -72,7 +73,8 @@ class LuongAttentionDecoder(RecurrentDecoder):
         embedded = self.dropout(self.target_embedding(previous_ids), training=training)
         if self.count_input:
             state, left = state[:-1], state[-1]
-            embedded = ops.concatenate([embedded, ops.cast(left, embedded.dtype)], -1)
+            shown = ops.minimum(left, self.count_cap) if self.count_cap else left
+            embedded = ops.concatenate([embedded, ops.cast(shown, embedded.dtype)], -1)
         hidden, state = self.cell(embedded, state, training=training)
         if self.count_input:
             state = list(state) + [left - 1.0]
@@ -86,7 +88,8 @@ class LuongAttentionDecoder(RecurrentDecoder):
     def get_config(self):
         config = super().get_config()
         config.update({"embedding_dim": self.embedding_dim, "units": self.units,
-                       "dropout": self.dropout_rate, "count_input": self.count_input})
+                       "dropout": self.dropout_rate, "count_input": self.count_input,
+                       "count_cap": self.count_cap})
         return config
 
 
@@ -111,7 +114,7 @@ class AttentionSeq2SeqBackbone(Backbone):
     """
 
     def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=64,
-                 hidden_units=64, dropout=0.1, count_input=False, **kwargs):
+                 hidden_units=64, dropout=0.1, count_input=False, count_cap=0, **kwargs):
         self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.hidden_units = positive_int("hidden_units", hidden_units)
@@ -125,7 +128,8 @@ class AttentionSeq2SeqBackbone(Backbone):
             name="encoder")
         self.decoder = LuongAttentionDecoder(
             self.target_vocabulary_size, self.embedding_dim, 2 * self.hidden_units,
-            dropout=self.dropout_rate, count_input=count_input, name="decoder")
+            dropout=self.dropout_rate, count_input=count_input, count_cap=count_cap,
+            name="decoder")
         # === Functional model ===
         self.finish(*self.inputs_spec(), **kwargs)
 
@@ -143,5 +147,6 @@ class AttentionSeq2SeqBackbone(Backbone):
         config.update({"source_vocabulary_size": self.source_vocabulary_size,
                        "target_vocabulary_size": self.target_vocabulary_size,
                        "embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
-                       "dropout": self.dropout_rate, "count_input": self.decoder.count_input})
+                       "dropout": self.dropout_rate, "count_input": self.decoder.count_input,
+                       "count_cap": self.decoder.count_cap})
         return config
