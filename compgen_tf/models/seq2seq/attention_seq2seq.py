@@ -37,15 +37,15 @@ class AttentionSeq2Seq(Seq2SeqModel):
     """
 
     def __init__(self, source_words, target_words, embedding_dim=64, hidden_units=64, dropout=0.1,
-                 count_input=False, count_cap=0, **kwargs):
+                 count_input=False, count_cap=0, count_attention=False, **kwargs):
         super().__init__(source_words, target_words, **kwargs)
-        if count_input and self.length_head_args is None:
+        if (count_input or count_attention) and self.length_head_args is None:
             raise ValueError("count_input=True needs a length head (length_head=...): the "
                              "decoder reads the count of actions left")
         self.backbone = AttentionSeq2SeqBackbone(
             self.source_vocabulary_size, self.target_vocabulary_size, embedding_dim=embedding_dim,
             hidden_units=hidden_units, dropout=dropout, count_input=count_input,
-            count_cap=count_cap, name="backbone")
+            count_cap=count_cap, count_attention=count_attention, name="backbone")
 
     def get_config(self):
         config = super().get_config()
@@ -53,5 +53,6 @@ class AttentionSeq2Seq(Seq2SeqModel):
                        "hidden_units": self.backbone.hidden_units,
                        "dropout": self.backbone.dropout_rate,
                        "count_input": self.backbone.decoder.count_input,
-                       "count_cap": self.backbone.decoder.count_cap})
+                       "count_cap": self.backbone.decoder.count_cap,
+                       "count_attention": self.backbone.decoder.count_attention})
         return config

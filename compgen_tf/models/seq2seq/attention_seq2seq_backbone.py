@@ -34,9 +34,10 @@ class LuongAttentionDecoder(RecurrentDecoder):
     """
 
     def __init__(self, vocabulary_size, embedding_dim, units, dropout=0.0, count_input=False,
-                 count_cap=0, **kwargs):
+                 count_cap=0, count_attention=False, **kwargs):
         super().__init__(vocabulary_size, **kwargs)
         self.count_input = bool(count_input)
+        self.count_attention = bool(count_attention)
         self.count_cap = float(count_cap)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.units = positive_int("units", units)
@@ -54,12 +55,16 @@ class LuongAttentionDecoder(RecurrentDecoder):
         self.cell.build((None, self.embedding_dim + (1 if self.count_input else 0)))
         self.attention_combine.build((None, self.units + memory_shapes[0][-1]))
         self.output_projection.build((None, self.units))
+        if self.count_attention:
+            # Attention score of source position j gains (count left) · (u · e_j).
+            self.count_key = self.add_weight(shape=(memory_shapes[0][-1],),
+                                             initializer="zeros", name="count_key")
 
     def initial_state(self, memory):
         return list(memory[2])
 
     def start_state(self, memory, lengths):
-        if not self.count_input:
+        if not (self.count_input or self.count_attention):
             return self.initial_state(memory)
         if lengths is None:
             raise ValueError("a decoder with count_input needs each row's output length "
@@ -71,14 +76,20 @@ class LuongAttentionDecoder(RecurrentDecoder):
     def step(self, previous_ids, state, memory, constants, training=False):
         encoder_outputs, mask, _ = memory
         embedded = self.dropout(self.target_embedding(previous_ids), training=training)
-        if self.count_input:
+        counted = self.count_input or self.count_attention
+        if counted:
             state, left = state[:-1], state[-1]
             shown = ops.minimum(left, self.count_cap) if self.count_cap else left
+        if self.count_input:
             embedded = ops.concatenate([embedded, ops.cast(shown, embedded.dtype)], -1)
         hidden, state = self.cell(embedded, state, training=training)
-        if self.count_input:
+        if counted:
             state = list(state) + [left - 1.0]
         scores = ops.einsum("bd,bsd->bs", hidden, encoder_outputs)
+        if self.count_attention:
+            keyed = ops.einsum("d,bsd->bs", ops.cast(self.count_key, encoder_outputs.dtype),
+                               encoder_outputs)
+            scores = scores + ops.cast(shown, scores.dtype) * keyed
         weights = ops.softmax(ops.where(mask, scores, BLOCKED_LOGIT), axis=-1)
         context = ops.einsum("bs,bsd->bd", weights, encoder_outputs)
         attentional = self.attention_combine(ops.concatenate([hidden, context], -1))
@@ -89,7 +100,7 @@ class LuongAttentionDecoder(RecurrentDecoder):
         config = super().get_config()
         config.update({"embedding_dim": self.embedding_dim, "units": self.units,
                        "dropout": self.dropout_rate, "count_input": self.count_input,
-                       "count_cap": self.count_cap})
+                       "count_cap": self.count_cap, "count_attention": self.count_attention})
         return config
 
 
@@ -114,7 +125,8 @@ class AttentionSeq2SeqBackbone(Backbone):
     """
 
     def __init__(self, source_vocabulary_size, target_vocabulary_size, embedding_dim=64,
-                 hidden_units=64, dropout=0.1, count_input=False, count_cap=0, **kwargs):
+                 hidden_units=64, dropout=0.1, count_input=False, count_cap=0,
+                 count_attention=False, **kwargs):
         self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.hidden_units = positive_int("hidden_units", hidden_units)
@@ -129,7 +141,7 @@ class AttentionSeq2SeqBackbone(Backbone):
         self.decoder = LuongAttentionDecoder(
             self.target_vocabulary_size, self.embedding_dim, 2 * self.hidden_units,
             dropout=self.dropout_rate, count_input=count_input, count_cap=count_cap,
-            name="decoder")
+            count_attention=count_attention, name="decoder")
         # === Functional model ===
         self.finish(*self.inputs_spec(), **kwargs)
 
@@ -148,5 +160,6 @@ class AttentionSeq2SeqBackbone(Backbone):
                        "target_vocabulary_size": self.target_vocabulary_size,
                        "embedding_dim": self.embedding_dim, "hidden_units": self.hidden_units,
                        "dropout": self.dropout_rate, "count_input": self.decoder.count_input,
-                       "count_cap": self.decoder.count_cap})
+                       "count_cap": self.decoder.count_cap,
+                       "count_attention": self.decoder.count_attention})
         return config
