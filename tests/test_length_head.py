@@ -140,6 +140,26 @@ def test_count_input_reads_the_actions_left_counted_down_from_the_length():
         make_model(count_input=True, length_head=None)
 
 
+def test_count_attention_and_cap_round_trip_and_change_the_attention(tmp_path):
+    model = make_model(count_attention=True, count_cap=2)
+    count_words(model)
+    decoder = model.backbone.decoder
+    commands = ["walk left twice", "jump after walk"]
+    source, _ = model.encode_commands(tf.constant(commands))
+    before = model.attention_weights(source)[1].numpy()
+    key = np.zeros(decoder.count_key.shape, "float32")
+    key[0] = 5.0
+    decoder.count_key.assign(key)
+    after = model.attention_weights(source)[1].numpy()
+    assert np.abs(after - before).max() > 1e-3  # the count moves the attention
+    model.save(tmp_path / "model.keras")
+    loaded = keras.saving.load_model(tmp_path / "model.keras")
+    config = loaded.get_config()
+    assert (config["count_attention"], config["count_cap"], config["count_input"]) == (
+        True, 2.0, False)
+    np.testing.assert_allclose(loaded.attention_weights(source)[1].numpy(), after, atol=1e-6)
+
+
 @pytest.mark.parametrize("length_head, message", [
     ("yes", "length_head must be None or a dict, got 'yes'"),
     ({"size": 3}, r"length_head has unknown keys \['size'\]"),

@@ -24,6 +24,9 @@ class AttentionSeq2Seq(Seq2SeqModel):
         embedding_dim: size of the token embeddings.
         hidden_units: LSTM units of each encoder direction.
         dropout: dropout rate on embeddings and on the attentional vector.
+        count_input, count_cap, count_attention: the decoder reads the number of actions
+            still to emit (`LuongAttentionDecoder`); they need a `length_head`
+            (docs/length_generalization.md, section 11).
         **kwargs: passed to `Seq2SeqModel`.
 
     Example:

@@ -24,6 +24,14 @@ class LuongAttentionDecoder(RecurrentDecoder):
         embedding_dim: size of the output-token embeddings.
         units: LSTM units (the width of the encoder outputs it attends over).
         dropout: dropout rate on the token embeddings and on the attentional vector.
+        count_input: whether the LSTM also reads the number of tokens still to emit before
+            `<eos>` (the target's length in training, the given `lengths` in greedy
+            decoding, counted down by one a step). Needs each row's length: a model with a
+            length head.
+        count_cap: when > 0, the count is shown capped at this value (the longest
+            training output), so that it never takes a value unseen in training.
+        count_attention: whether the count also enters the attention: the score of
+            source position j gains (count) · (u · e_j), with u learned (zeros at first).
         **kwargs: passed to `RecurrentDecoder`.
 
     Call arguments: see `RecurrentDecoder`; `memory` is `(encoder_outputs (B, S, units),
@@ -116,6 +124,7 @@ class AttentionSeq2SeqBackbone(Backbone):
         embedding_dim: size of the token embeddings.
         hidden_units: LSTM units of each encoder direction.
         dropout: dropout rate on embeddings and on the attentional vector.
+        count_input, count_cap, count_attention: see `LuongAttentionDecoder`.
         **kwargs: passed to `keras.Model` (`name`, `trainable`).
 
     Example:
