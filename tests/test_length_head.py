@@ -131,13 +131,16 @@ def test_count_input_reads_the_actions_left_counted_down_from_the_length():
     memory = model.backbone.encode(source)
     decoder.greedy(memory, 6, return_attention=False, lengths=model.predicted_lengths(source))
     np.testing.assert_array_equal(np.stack(seen)[:3], [[2, 3], [1, 2], [0, 1]])
-    with pytest.raises(ValueError, match="count_input needs each row's output length"):
+    with pytest.raises(ValueError, match="count_attention needs each row's output length"):
         decoder.greedy(memory, 6)
     decoder.step = step
     assert [len(t.split()) for t in model.translate(["jump twice", "walk left twice"])] == [2, 3]
     assert model.get_config()["count_input"] is True
-    with pytest.raises(ValueError, match="count_input=True needs a length head"):
-        make_model(count_input=True, length_head=None)
+    for options in ({"count_input": True}, {"count_attention": True}):
+        with pytest.raises(ValueError, match="count_input and count_attention need a length"):
+            make_model(length_head=None, **options)
+    with pytest.raises(ValueError, match="count_cap must be >= 0"):
+        make_model(count_input=True, count_cap=-1)
 
 
 def test_count_attention_and_cap_round_trip_and_change_the_attention(tmp_path):

@@ -43,8 +43,8 @@ class AttentionSeq2Seq(Seq2SeqModel):
                  count_input=False, count_cap=0, count_attention=False, **kwargs):
         super().__init__(source_words, target_words, **kwargs)
         if (count_input or count_attention) and self.length_head_args is None:
-            raise ValueError("count_input=True needs a length head (length_head=...): the "
-                             "decoder reads the count of actions left")
+            raise ValueError("count_input and count_attention need a length head "
+                             "(length_head=...): the decoder reads the count of actions left")
         self.backbone = AttentionSeq2SeqBackbone(
             self.source_vocabulary_size, self.target_vocabulary_size, embedding_dim=embedding_dim,
             hidden_units=hidden_units, dropout=dropout, count_input=count_input,

@@ -47,6 +47,8 @@ class LuongAttentionDecoder(RecurrentDecoder):
         self.count_input = bool(count_input)
         self.count_attention = bool(count_attention)
         self.count_cap = float(count_cap)
+        if self.count_cap < 0:
+            raise ValueError(f"count_cap must be >= 0 (0: no cap), got {count_cap}")
         self.embedding_dim = positive_int("embedding_dim", embedding_dim)
         self.units = positive_int("units", units)
         self.dropout_rate = rate("dropout", dropout)
@@ -75,8 +77,8 @@ class LuongAttentionDecoder(RecurrentDecoder):
         if not (self.count_input or self.count_attention):
             return self.initial_state(memory)
         if lengths is None:
-            raise ValueError("a decoder with count_input needs each row's output length "
-                             "(a length head)")
+            raise ValueError("a decoder with count_input or count_attention needs each "
+                             "row's output length (a length head)")
         # The actions still to emit, counted down by one at every step.
         left = ops.expand_dims(ops.cast(lengths, self.compute_dtype), -1)
         return self.initial_state(memory) + [left]
