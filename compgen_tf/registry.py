@@ -12,6 +12,7 @@ import dataclasses
 
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.models.seq2seq.attention_seq2seq import AttentionSeq2Seq
+from compgen_tf.models.seq2seq.counting_seq2seq import CountingSeq2Seq
 from compgen_tf.models.equivariant.equivariant_seq2seq import EquivariantSeq2Seq
 from compgen_tf.models.syntactic_attention.syntactic_attention import SyntacticAttention
 
@@ -20,6 +21,7 @@ SCAN_MODELS = {
     "seq2seq": AttentionSeq2Seq,
     "equivariant_seq2seq": EquivariantSeq2Seq,
     "syntactic_attention": SyntacticAttention,
+    "counting_seq2seq": CountingSeq2Seq,
 }
 
 @dataclasses.dataclass(frozen=True)
@@ -66,13 +68,17 @@ def _specs():
         ("lstm_baseline", "standard LSTM baseline"))}
     scan = {"seq2seq": "LSTM seq2seq with attention (Lake & Baroni 2018 baselines)",
             "equivariant_seq2seq": "permutation-equivariant seq2seq (Gordon et al. 2020)",
-            "syntactic_attention": "Syntactic Attention (Russin et al. 2019)"}
+            "syntactic_attention": "Syntactic Attention (Russin et al. 2019)",
+            "counting_seq2seq": "LSTM seq2seq with a length head steering its attention "
+                                "(the length split)"}
     # The baseline and Syntactic Attention also train on the English-French set (the short
     # Syntactic Attention paper's translation experiment): the same experiment, other pairs.
-    # The equivariant model's symmetries are SCAN's words, so it stays on SCAN.
+    # The equivariant model's symmetries are SCAN's words, so it stays on SCAN; so does the
+    # counting model, built for SCAN's length split.
     # The baseline is also the sequence-to-sequence baseline of the composition toy task.
+    translates = ("seq2seq", "syntactic_attention")
     specs = [ModelSpec(name, "scan", tuple(tfds_scan.CONFIG_NAMES) + (
-                 tuple(tfds_scan.MT_CONFIG_NAMES) if name != "equivariant_seq2seq" else ())
+                 tuple(tfds_scan.MT_CONFIG_NAMES) if name in translates else ())
                        + (TOY_PAIR_SPLITS if name == "seq2seq" else ()),
                        text)
              for name, text in scan.items()]

@@ -11,6 +11,9 @@ from compgen_tf.cli import main as cli
 TINY = {
     "seq2seq": ("simple_p1", ["model_args.embedding_dim=8", "model_args.hidden_units=8",
                               "model_args.max_output_length=2"]),
+    "counting_seq2seq": ("simple_p1", ["model_args.embedding_dim=8", "model_args.hidden_units=8",
+                                       "model_args.max_output_length=2",
+                                       "training.length_head_steps=2"]),
     "equivariant_seq2seq": ("simple_p1", ["model_args.embedding_dim=4",
                                           "model_args.hidden_units=4",
                                           "model_args.max_output_length=2",

@@ -7,7 +7,7 @@ import tensorflow as tf
 from keras import ops
 
 from compgen_tf.decoding import GreedySampler
-from compgen_tf.models import AttentionSeq2Seq
+from compgen_tf.models import AttentionSeq2Seq, CountingSeq2Seq
 from compgen_tf.training.losses import token_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
@@ -211,10 +211,11 @@ def test_fit_length_head_counts_exactly_then_freezes_and_a_resumed_run_reloads_i
 
 def test_learns_a_miniature_length_split_where_the_free_decoder_stops_early(tmp_path):
     """Train on SCAN commands of `jump walk run look twice thrice and` with at most 4 actions,
-    test on the 5- and 6-action ones (`V thrice and V twice`, ...): the baseline with the length
-    head (fitted first, decoder trained -EOS) translates every test command; the same baseline
+    test on the 5- and 6-action ones (`V thrice and V twice`, ...): `CountingSeq2Seq`, the
+    registered length-split model (its length head fitted first, its decoder trained -EOS,
+    its attention steered by the count left), translates every test command; the baseline
     deciding when to stop gets half of them, ending after 4 actions
-    (docs/length_generalization.md, section 10)."""
+    (docs/length_generalization.md, sections 10 and 12)."""
     import tfds_scan
     from compgen_tf.training.fit import fit_split
     from compgen_tf.training.data import encode_split
@@ -230,13 +231,13 @@ def test_learns_a_miniature_length_split_where_the_free_decoder_stops_early(tmp_
                 "eval_every": 50, "checkpoint_every": 10_000, "patience": 100,
                 "stop_at_accuracy": 1.0, "teacher_forcing_ratio": 1.0}
     scores = {}
-    for name, length_head in (("head", {"state_size": 3, "offset_l1": 1e-3}), ("free", None)):
+    for name, model_class in (("counting", CountingSeq2Seq), ("free", AttentionSeq2Seq)):
         keras.utils.set_random_seed(0)
-        model = AttentionSeq2Seq(Vocabulary.from_texts(c for c, _ in train).words,
-                                 Vocabulary.from_texts(a for _, a in train).words,
-                                 embedding_dim=16, hidden_units=16, dropout=0.0,
-                                 max_output_length=16, length_head=length_head)
-        if length_head:
+        model = model_class(Vocabulary.from_texts(c for c, _ in train).words,
+                            Vocabulary.from_texts(a for _, a in train).words,
+                            embedding_dim=16, hidden_units=16, dropout=0.0,
+                            max_output_length=16)
+        if name == "counting":
             source = model.encode_commands(tf.constant([c for c, _ in train]))[0].numpy()
             model.fit_length_head(source, [len(a.split()) for _, a in train], steps=3000,
                                   batch_size=64, learning_rate=1e-2)
@@ -246,4 +247,4 @@ def test_learns_a_miniature_length_split_where_the_free_decoder_stops_early(tmp_
         best = keras.saving.load_model(tmp_path / name / "best_model.keras")
         translations = best.translate([c for c, _ in test])
         scores[name] = np.mean([t == a for t, (_, a) in zip(translations, test)])
-    assert scores["head"] == 1.0 and scores["free"] <= 0.75, scores
+    assert scores["counting"] == 1.0 and scores["free"] <= 0.75, scores

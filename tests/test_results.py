@@ -79,6 +79,8 @@ def test_results_of_the_same_configuration_gather_seeds_across_commands(tmp_path
 
 TINY_SIZES = {
     "seq2seq": ["model_args.hidden_units=4", "model_args.embedding_dim=4"],
+    "counting_seq2seq": ["model_args.hidden_units=4", "model_args.embedding_dim=4",
+                         "training.length_head_steps=2"],
     # Without XLA: compiling each batch shape costs more than the few steps of a test.
     "equivariant_seq2seq": ["model_args.hidden_units=4", "model_args.embedding_dim=4",
                             "training.jit_compile=false"],

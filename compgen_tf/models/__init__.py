@@ -27,6 +27,7 @@ from compgen_tf.models.toy_task import ToyTask
 
 _TASK_MODELS = {
     "AttentionSeq2Seq": "compgen_tf.models.seq2seq.attention_seq2seq",
+    "CountingSeq2Seq": "compgen_tf.models.seq2seq.counting_seq2seq",
     "EquivariantSeq2Seq": "compgen_tf.models.equivariant.equivariant_seq2seq",
     "MetaSeq2Seq": "compgen_tf.models.meta_seq2seq.meta_seq2seq",
     "Seq2SeqModel": "compgen_tf.models.seq2seq_model",
@@ -45,8 +46,8 @@ else:  # register the task models for `.keras` loading, as `import compgen_tf.mo
         importlib.import_module(_module)
 
 __all__ = ["AttentionSeq2Seq", "AttentionSeq2SeqBackbone", "Backbone",
-           "ConvolutionalEncoderDecoder", "EquivariantAttentionDecoder", "EquivariantSeq2Seq",
-           "EquivariantSeq2SeqBackbone", "LuongAttentionDecoder", "MetaDecoder", "MetaSeq2Seq",
+           "ConvolutionalEncoderDecoder", "CountingSeq2Seq", "EquivariantAttentionDecoder",
+           "EquivariantSeq2Seq", "EquivariantSeq2SeqBackbone", "LuongAttentionDecoder", "MetaDecoder", "MetaSeq2Seq",
            "MetaSeq2SeqBackbone", "RecurrentDecoder", "Seq2SeqModel", "Seq2SeqPreprocessor",
            "SyntacticAttention", "SyntacticAttentionBackbone", "SyntacticAttentionDecoder",
            "SyntaxShift", "ToyTask", "WordNoise"]
