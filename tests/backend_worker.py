@@ -57,9 +57,14 @@ def outputs(model) -> dict:
 
 def backbone(family: str, dropout: float) -> keras.Model:
     """A small backbone of `family` on the vocabularies above."""
-    if family == "seq2seq":
+    if family.startswith("seq2seq"):
+        # With the count options (counting_seq2seq's count_attention among them) the decoder
+        # also reads the actions left, counted down from each target's length.
+        options = family == "seq2seq_count_options"
         return models.AttentionSeq2SeqBackbone(len(SOURCE), len(TARGET), embedding_dim=4,
-                                               hidden_units=3, dropout=dropout)
+                                               hidden_units=3, dropout=dropout,
+                                               count_input=options, count_cap=4 if options else 0,
+                                               count_attention=options)
     if family.startswith("syntactic_attention"):
         options = family == "syntactic_attention_boundary_options"
         return models.SyntacticAttentionBackbone(
@@ -76,8 +81,8 @@ def backbone(family: str, dropout: float) -> keras.Model:
                                       embedding_dim=4, hidden_units=3, dropout=dropout)
 
 
-BACKBONES = ("seq2seq", "syntactic_attention", "syntactic_attention_boundary_options",
-             "equivariant", "meta_seq2seq")
+BACKBONES = ("seq2seq", "seq2seq_count_options", "syntactic_attention",
+             "syntactic_attention_boundary_options", "equivariant", "meta_seq2seq")
 
 
 def backbone_batch(family: str):

@@ -101,7 +101,7 @@ def test_backbones_give_the_same_logits_and_gradients_on_every_backend(saved_on_
     # on JAX (whose while_loop has no gradient): equal gradients show both loops are the same.
     reference = np.load(saved_on_every_backend / "backbones_tensorflow.npz")
     families = {name.split("_logits")[0] for name in reference.files if "_logits" in name}
-    assert families == {"seq2seq", "syntactic_attention",
+    assert families == {"seq2seq", "seq2seq_count_options", "syntactic_attention",
                         "syntactic_attention_boundary_options", "equivariant", "meta_seq2seq"}
     assert all(any(n.startswith(f"{f}_gradient:") for n in reference.files) for f in families)
     for backend in OTHER_BACKENDS:

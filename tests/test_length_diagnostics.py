@@ -136,3 +136,8 @@ def test_errors_by_clause_order_puts_each_command_by_where_its_longest_clause_co
         "single clause": {"commands": 1, "wrong": 1, "wrong_share": 1.0},
         "longest first": {"commands": 1, "wrong": 0, "wrong_share": 0.0},
         "longest second": {"commands": 2, "wrong": 1, "wrong_share": 0.5}}
+    # Of the two wrong commands, `walk` came out with the wrong number of actions.
+    counted = by_order.breakdown(commands, ["jump and walk around left twice", "walk"],
+                                 interpret, wrong_length={"walk"})
+    assert [(row["wrong"], row["wrong_length"]) for row in counted.values()] == [
+        (1, 1), (0, 0), (1, 0)]
