@@ -12,7 +12,9 @@ second" or "equal". For each run (a training run directory with `errors_test.jso
 On a development split every figure is a test score of a split built from training data;
 on an official split it is a report on runs whose design was already fixed. Each class also
 counts the wrong predictions with the wrong number of actions (`wrong_length`): where a
-length head miscounted.
+length head miscounted; and where their first wrong action falls (`first_error`): in the
+first clause of the output, at the boundary (the first clause right, the next action wrong)
+or later in the second clause.
 """
 
 from __future__ import annotations
@@ -47,6 +49,21 @@ def clause_order_class(command: str, interpret) -> str:
         return "single clause"
     first, second = (len(interpret(clause).split()) for clause in clauses)
     return "equal" if first == second else "longest first" if first > second else "longest second"
+
+
+def first_error_place(command: str, expected: str, predicted: str, interpret) -> str:
+    """Where the first wrong action of a wrong prediction falls, in the expected output:
+    "first clause", "boundary" (the first clause came out right and the next action is wrong)
+    or "second clause"; "single clause" for a command without `and`/`after`."""
+    clauses = clauses_in_output_order(command)
+    expected, predicted = expected.split(), predicted.split()
+    first_wrong = next((i for i, (e, p) in enumerate(zip(expected, predicted)) if e != p),
+                       min(len(expected), len(predicted)))
+    if len(clauses) == 1:
+        return "single clause"
+    first_length = len(interpret(clauses[0]).split())
+    return ("first clause" if first_wrong < first_length else
+            "boundary" if first_wrong == first_length else "second clause")
 
 
 def breakdown(test_commands, wrong_commands, interpret,
@@ -94,8 +111,15 @@ def main(argv=None) -> int:
         rows = [json.loads(line) for line in errors.read_text().splitlines()]
         miscounted = {row["command"] for row in rows
                       if len(row["predicted"].split()) != len(row["expected"].split())}
-        per_run.append({"run": run, "by_class": breakdown(
-            commands, [row["command"] for row in rows], tfds_scan.interpret, miscounted)})
+        by_class = breakdown(commands, [row["command"] for row in rows], tfds_scan.interpret,
+                             miscounted)
+        for row in rows:
+            place = first_error_place(row["command"], row["expected"], row["predicted"],
+                                      tfds_scan.interpret)
+            places = by_class[clause_order_class(row["command"], tfds_scan.interpret)].setdefault(
+                "first_error", {})
+            places[place] = places.get(place, 0) + 1
+        per_run.append({"run": run, "by_class": by_class})
     if args.split.startswith("length_dev"):
         provenance = {"kind": "validation", "reason": "a development split built from the "
                       "length training file; a diagnostic, no setting chosen"}

@@ -141,3 +141,12 @@ def test_errors_by_clause_order_puts_each_command_by_where_its_longest_clause_co
                                  interpret, wrong_length={"walk"})
     assert [(row["wrong"], row["wrong_length"]) for row in counted.values()] == [
         (1, 1), (0, 0), (1, 0)]
+    # `jump twice and walk`: the first clause's two jumps, then a third one at the boundary.
+    place = by_order.first_error_place
+    assert place("jump twice and walk", "I_JUMP I_JUMP I_WALK", "I_JUMP I_JUMP I_JUMP",
+                 interpret) == "boundary"
+    assert place("walk after jump twice", "I_JUMP I_JUMP I_WALK", "I_JUMP I_WALK I_WALK",
+                 interpret) == "first clause"
+    assert place("jump and walk twice", "I_JUMP I_WALK I_WALK", "I_JUMP I_WALK I_JUMP",
+                 interpret) == "second clause"
+    assert place("walk twice", "I_WALK I_WALK", "I_WALK", interpret) == "single clause"
