@@ -246,6 +246,22 @@ def test_length_dev_opposite_thrice_holds_out_a_clause_as_the_length_split_does(
     assert not set(length["test"]) & (set(dev["train"]) | set(dev["test"]))
 
 
+def test_length_dev_opposite_thrice_longer_also_tests_longer_commands_than_it_trains_on():
+    wide = tfds_scan.split_examples("length_dev_opposite_thrice")
+    dev = tfds_scan.split_examples("length_dev_opposite_thrice_longer")
+
+    def size(pair):
+        return len(pair[1].split())
+    # length_dev_opposite_thrice cut at 16 actions, in file order.
+    assert [p for p in wide["train"] if size(p) <= 16] == dev["train"]
+    assert [p for p in wide["test"] if size(p) > 16] == dev["test"]
+    assert (len(dev["train"]), len(dev["test"])) == (12_022, 512)
+    assert max(map(size, dev["train"])) == 16
+    # `V opposite D thrice` (9 actions) with an 8-action clause (`V around D`, `turn around D
+    # twice`), with another `V opposite D thrice`, or with `turn around D thrice` (12).
+    assert collections.Counter(map(size, dev["test"])) == {17: 320, 18: 128, 21: 64}
+
+
 @pytest.mark.parametrize("config_name", [n for n in splits.DEV_CONFIG_NAMES
                                          if n.startswith("addjump_dev_")])
 def test_addjump_dev_split_holds_out_its_phrase_as_add_jump_holds_out_jump(config_name):
@@ -344,8 +360,9 @@ def test_tail_carve_validates_on_the_last_lines_of_the_official_file():
 
 def test_builder_metadata():
     assert tfds_scan.OfflineScan.name == "offline_scan"
-    assert str(tfds_scan.OfflineScan.VERSION) == "1.3.0"
-    assert {"1.0.0", "1.1.0", "1.2.0", "1.3.0"} <= set(tfds_scan.OfflineScan.RELEASE_NOTES)
+    assert str(tfds_scan.OfflineScan.VERSION) == "1.4.0"
+    assert {"1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"} <= set(
+        tfds_scan.OfflineScan.RELEASE_NOTES)
     assert tuple(c.name for c in tfds_scan.OfflineScan.BUILDER_CONFIGS) == (
         tfds_scan.CONFIG_NAMES
     )

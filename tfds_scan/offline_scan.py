@@ -32,7 +32,8 @@ Also development splits built from one official training file alone:
 `addjump_dev_{run,walk,look,turn_right}` hold out another phrase the way add-jump holds out
 `jump`; `length_dev` fits on outputs of at most 16 actions and tests on 18-22, and
 `length_dev_unseen_clause` on at most 15 and 17-22; `length_dev_opposite_thrice` holds out
-the clause `V opposite D thrice` as the length split holds out `V around D thrice`.
+the clause `V opposite D thrice` as the length split holds out `V around D thrice`, and
+`length_dev_opposite_thrice_longer` also cuts at 16 actions (test: the held-out ones above).
 Example keys are line indices within each split.
 """
 
@@ -47,7 +48,7 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         14670
     """
 
-    VERSION = tfds.core.Version("1.3.0")
+    VERSION = tfds.core.Version("1.4.0")
     RELEASE_NOTES = {
         "1.0.0": (
             "Initial release: the 12 configs of TFDS `scan` (no mcd), simple_p{1..64} and "
@@ -64,6 +65,11 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         "1.3.0": (
             "Development split length_dev_opposite_thrice (test: the length training commands "
             "with a clause `V opposite D thrice`); every other config is unchanged."
+        ),
+        "1.4.0": (
+            "Development split length_dev_opposite_thrice_longer (length_dev_opposite_thrice "
+            "with a cut: train at most 16 actions, test above); every other config is "
+            "unchanged."
         ),
     }
     BUILDER_CONFIGS = [

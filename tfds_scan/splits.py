@@ -79,8 +79,12 @@ LENGTH_DEV_SPLITS = {"length_dev": (16, (18, 22)), "length_dev_unseen_clause": (
 # alone and under `twice` and unseen under `thrice`; length_dev_unseen_clause sees it only
 # alone, so its training commands do not determine what `twice` does to it (section 8 of
 # docs/length_generalization.md). length_dev_opposite_thrice repeats the official pattern
-# with `opposite`: seen alone and under `twice`, held out under `thrice`.
-LENGTH_DEV_HELD_OUT = {"length_dev_opposite_thrice": ("opposite", "thrice")}
+# with `opposite`: seen alone and under `twice`, held out under `thrice`. A third value cuts
+# at a length as well: length_dev_opposite_thrice_longer trains on the other commands of at
+# most 16 actions and tests on the held-out ones of more, so that, as on the official split,
+# the test commands are longer than any training command (their counts are unseen too).
+LENGTH_DEV_HELD_OUT = {"length_dev_opposite_thrice": ("opposite", "thrice", None),
+                       "length_dev_opposite_thrice_longer": ("opposite", "thrice", 16)}
 DEV_CONFIG_NAMES: tuple[str, ...] = (tuple(_ADDJUMP_DEV_PHRASES) + tuple(LENGTH_DEV_SPLITS)
                                      + tuple(LENGTH_DEV_HELD_OUT))
 """Development splits built from one official training file alone, for design decisions
@@ -102,6 +106,11 @@ command with a clause ``V opposite D thrice`` (V an action verb, not ``turn``), 
 other one, both in training-file order. As ``V around D thrice`` on the official split, the
 held-out clause's modifier is seen alone and under ``twice``, and ``turn opposite D thrice``
 is seen.
+``length_dev_opposite_thrice_longer``: the same clause held out, and a length cut: train is
+every other length training command with at most 16 actions, test every command with the
+clause and more than 16 actions (17 to 21), both in training-file order. It has both of the
+official split's properties: an unseen ``thrice`` of a seen block, and test outputs longer
+than every training output.
 
 No test command of the official split they come from is in either side."""
 
@@ -163,10 +172,11 @@ def _describe(name: str) -> str:
         return ("Development split from the length train file: train on outputs of at most "
                 f"{longest} actions, test on {low}-{high}.")
     if name in LENGTH_DEV_HELD_OUT:
-        modifier, repetition = LENGTH_DEV_HELD_OUT[name]
+        modifier, repetition, longest = LENGTH_DEV_HELD_OUT[name]
+        cut = (f" of more than {longest} actions, train on the others of at most {longest}"
+               if longest else ", train on the others")
         return (f"Development split from the length train file: test on the commands with a "
-                f"clause '<verb> {modifier} <direction> {repetition}' (verb not 'turn'), "
-                "train on the others.")
+                f"clause '<verb> {modifier} <direction> {repetition}' (verb not 'turn'){cut}.")
     if name in _ADDJUMP_DEV_PHRASES:
         phrase = _ADDJUMP_DEV_PHRASES[name]
         return (
@@ -339,14 +349,16 @@ def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
         train = [i for i, n in lengths.items() if n <= longest]
         test = [i for i, n in lengths.items() if low <= n <= high]
     elif config_name in LENGTH_DEV_HELD_OUT:
-        modifier, repetition = LENGTH_DEV_HELD_OUT[config_name]
-        commands = grammar.all_commands()
+        modifier, repetition, longest = LENGTH_DEV_HELD_OUT[config_name]
+        commands, actions = grammar.all_commands(), grammar.all_actions()
         held_out = tuple(f"{verb} {modifier} {direction} {repetition}"
                          for verb in verbs for direction in ("left", "right"))
         length_train = _split_indices("length")["train"]
         holds = {i: any(_has_phrase(commands[i], p) for p in held_out) for i in length_train}
-        train = [i for i in length_train if not holds[i]]
-        test = [i for i in length_train if holds[i]]
+        longer = {i: longest is not None and len(actions[i].split()) > longest
+                  for i in length_train}
+        train = [i for i in length_train if not holds[i] and not longer[i]]
+        test = [i for i in length_train if holds[i] and (longest is None or longer[i])]
     elif config_name in _ADDJUMP_DEV_PHRASES:
         train, test = _addjump_dev_split(_ADDJUMP_DEV_PHRASES[config_name])
     elif config_name.startswith("filler_num"):
