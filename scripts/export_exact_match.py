@@ -1,7 +1,9 @@
 """Does an exported SavedModel translate as its run did? Test exact match through the export.
 
-    python scripts/export_exact_match.py --export DIR --split SPLIT [--part test]
+    python scripts/export_exact_match.py --export DIR --split SPLIT [--part test|train]
         [--batch 512] [--out FILE]
+
+SPLIT: a SCAN config of `tfds_scan` (official or development), not the English-French set.
 
 Loads the SavedModel with TensorFlow alone (as TF Serving does: no compgen_tf, no Keras
 objects), sends every command of the split's part in batches of strings to its
@@ -42,7 +44,7 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--export", required=True, help="a SavedModel directory")
     parser.add_argument("--split", required=True)
-    parser.add_argument("--part", default="test")
+    parser.add_argument("--part", default="test", choices=("train", "test"))
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--out")
     args = parser.parse_args(argv)
@@ -56,10 +58,10 @@ def main(argv=None) -> int:
     import tensorflow as tf
     import tfds_scan
 
-    try:
+    try:  # SCAN's configs and the development splits; not the English-French set
         pairs = tfds_scan.split_examples(args.split)[args.part]
-    except (ValueError, KeyError) as error:
-        print(f"error: no part {args.part!r} of split {args.split!r}: {error}", file=sys.stderr)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
         return 2
     signature = tf.saved_model.load(args.export).signatures["serving_default"]
     actions, errors = translate_through(signature, [c for c, _ in pairs], args.batch)

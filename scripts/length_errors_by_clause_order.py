@@ -56,11 +56,11 @@ def first_error_place(command: str, expected: str, predicted: str, interpret) ->
     "first clause", "boundary" (the first clause came out right and the next action is wrong)
     or "second clause"; "single clause" for a command without `and`/`after`."""
     clauses = clauses_in_output_order(command)
+    if len(clauses) == 1:
+        return "single clause"
     expected, predicted = expected.split(), predicted.split()
     first_wrong = next((i for i, (e, p) in enumerate(zip(expected, predicted)) if e != p),
                        min(len(expected), len(predicted)))
-    if len(clauses) == 1:
-        return "single clause"
     first_length = len(interpret(clauses[0]).split())
     return ("first clause" if first_wrong < first_length else
             "boundary" if first_wrong == first_length else "second clause")
@@ -86,6 +86,31 @@ def breakdown(test_commands, wrong_commands, interpret,
             for name, row in counts.items() if row["commands"]}
 
 
+PLACES = ("single clause", "first clause", "boundary", "second clause")
+
+
+def run_breakdown(test_commands, error_rows, interpret) -> dict[str, dict]:
+    """`breakdown` of one run from its wrong predictions (`errors_test.jsonl` rows, each
+    {"command", "expected", "predicted"}), with `wrong_length` and, per class,
+    `first_error`: {place: count} over `PLACES`. A ValueError if a wrong command is not a
+    test command (the run was on another split)."""
+    known = set(test_commands)
+    foreign = [row["command"] for row in error_rows if row["command"] not in known]
+    if foreign:
+        raise ValueError(f"{len(foreign)} of its wrong commands are not test commands of this "
+                         f"split (e.g. {foreign[0]!r}): a run on another split?")
+    miscounted = {row["command"] for row in error_rows
+                  if len(row["predicted"].split()) != len(row["expected"].split())}
+    by_class = breakdown(test_commands, [row["command"] for row in error_rows], interpret,
+                         miscounted)
+    for row in by_class.values():
+        row["first_error"] = dict.fromkeys(PLACES, 0)
+    for row in error_rows:
+        place = first_error_place(row["command"], row["expected"], row["predicted"], interpret)
+        by_class[clause_order_class(row["command"], interpret)]["first_error"][place] += 1
+    return by_class
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -95,6 +120,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     import tfds_scan
+    from tfds_scan.splits import DEV_CONFIG_NAMES
 
     try:
         test = tfds_scan.split_examples(args.split)["test"]
@@ -109,24 +135,19 @@ def main(argv=None) -> int:
             print(f"error: {errors} does not exist (a finished run writes it)", file=sys.stderr)
             return 2
         rows = [json.loads(line) for line in errors.read_text().splitlines()]
-        miscounted = {row["command"] for row in rows
-                      if len(row["predicted"].split()) != len(row["expected"].split())}
-        by_class = breakdown(commands, [row["command"] for row in rows], tfds_scan.interpret,
-                             miscounted)
-        for row in rows:
-            place = first_error_place(row["command"], row["expected"], row["predicted"],
-                                      tfds_scan.interpret)
-            places = by_class[clause_order_class(row["command"], tfds_scan.interpret)].setdefault(
-                "first_error", {})
-            places[place] = places.get(place, 0) + 1
-        per_run.append({"run": run, "by_class": by_class})
-    if args.split.startswith("length_dev"):
-        provenance = {"kind": "validation", "reason": "a development split built from the "
-                      "length training file; a diagnostic, no setting chosen"}
-    else:  # an official test set: read once the design is fixed, to report, never to choose
-        provenance = {"kind": "validation", "reason": "the test errors of runs whose settings "
-                      "were fixed on development splits; read after the test scores, so no "
-                      "setting is chosen from it"}
+        try:
+            per_run.append({"run": run, "by_class": run_breakdown(commands, rows,
+                                                                  tfds_scan.interpret)})
+        except ValueError as error:
+            print(f"error: {run}: {error}", file=sys.stderr)
+            return 2
+    if args.split in DEV_CONFIG_NAMES:
+        provenance = {"kind": "validation", "reason": "a development split built from a "
+                      "training file; a diagnostic, no setting chosen"}
+    else:  # an official test set: read after its scores, so what follows from it is post-hoc
+        provenance = {"kind": "post-hoc", "reason": "the official test errors of finished "
+                      "runs; a diagnostic read after the test scores, so any setting it "
+                      "leads to is post-hoc"}
     emit({"split": args.split, "classes": list(CLASSES), "per_run": per_run,
           "provenance": provenance},
          args.out, "length_errors_by_clause_order.py", argv)

@@ -95,6 +95,8 @@ def backbone_batch(family: str):
     inputs = {"source_ids": ids(3, TIME, len(SOURCE)), "target_ids": ids(3, 6, len(TARGET))}
     labels = ids(3, 6, len(TARGET))
     labels[0, 4:] = 0  # padding, ignored by the loss
+    if family == "seq2seq_count_options":  # rows of other lengths: other counts left
+        inputs["target_ids"][0, 4:] = 0
     if family == "syntactic_attention_boundary_options":  # boundaries, which it reads apart
         inputs["source_ids"][:, 0], inputs["source_ids"][:, -1] = SOS_ID, EOS_ID
     if family == "meta_seq2seq":

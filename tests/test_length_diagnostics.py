@@ -3,6 +3,7 @@
 import importlib.util
 
 import keras
+import pytest
 from keras import ops
 
 from compgen_tf import registry
@@ -150,3 +151,17 @@ def test_errors_by_clause_order_puts_each_command_by_where_its_longest_clause_co
     assert place("jump and walk twice", "I_JUMP I_WALK I_WALK", "I_JUMP I_WALK I_JUMP",
                  interpret) == "second clause"
     assert place("walk twice", "I_WALK I_WALK", "I_WALK", interpret) == "single clause"
+    # A run's breakdown from its error rows: every place counted in every class.
+    rows = [{"command": "jump and walk around left twice", "expected": "I_JUMP " + " ".join(
+                ["I_TURN_LEFT I_WALK"] * 8), "predicted": "I_JUMP " + " ".join(
+                ["I_TURN_LEFT I_WALK"] * 7)},
+            {"command": "walk", "expected": "I_WALK", "predicted": "I_JUMP"}]
+    run = by_order.run_breakdown(commands, rows, interpret)
+    assert run["longest second"]["first_error"] == {
+        "single clause": 0, "first clause": 0, "boundary": 0, "second clause": 1}
+    assert run["longest second"]["wrong_length"] == 1
+    assert run["single clause"]["first_error"]["single clause"] == 1
+    assert run["longest first"]["first_error"] == dict.fromkeys(by_order.PLACES, 0)
+    with pytest.raises(ValueError, match="not test commands of this split"):
+        by_order.run_breakdown(commands, [{"command": "run", "expected": "I_RUN",
+                                           "predicted": "I_WALK"}], interpret)

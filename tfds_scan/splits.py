@@ -173,10 +173,13 @@ def _describe(name: str) -> str:
                 f"{longest} actions, test on {low}-{high}.")
     if name in LENGTH_DEV_HELD_OUT:
         modifier, repetition, longest = LENGTH_DEV_HELD_OUT[name]
-        cut = (f" of more than {longest} actions, train on the others of at most {longest}"
-               if longest else ", train on the others")
-        return (f"Development split from the length train file: test on the commands with a "
-                f"clause '<verb> {modifier} <direction> {repetition}' (verb not 'turn'){cut}.")
+        clause = f"a clause '<verb> {modifier} <direction> {repetition}' (verb not 'turn')"
+        if longest:
+            return (f"Development split from the length train file: test on the commands of "
+                    f"more than {longest} actions with {clause}, train on the others of at "
+                    f"most {longest}.")
+        return (f"Development split from the length train file: test on the commands with "
+                f"{clause}, train on the others.")
     if name in _ADDJUMP_DEV_PHRASES:
         phrase = _ADDJUMP_DEV_PHRASES[name]
         return (

@@ -6,7 +6,7 @@ import keras
 
 from compgen_tf.models.seq2seq.attention_seq2seq import AttentionSeq2Seq
 
-# The length head chosen on the development splits (docs/length_generalization.md, 7-8):
+# The length head chosen on the development splits (docs/length_generalization.md, 7-9):
 # three numbers, reading right to left, an L1 penalty on the automaton's offsets.
 COUNTING_LENGTH_HEAD = {"state_size": 3, "go_backwards": True, "offset_l1": 1e-3}
 
