@@ -48,6 +48,7 @@ else:  # register the task models for `.keras` loading, as `import compgen_tf.mo
 __all__ = ["AttentionSeq2Seq", "AttentionSeq2SeqBackbone", "Backbone",
            "ConvolutionalEncoderDecoder", "CountingSeq2Seq", "EquivariantAttentionDecoder",
            "EquivariantSeq2Seq", "EquivariantSeq2SeqBackbone", "LuongAttentionDecoder",
-           "MetaDecoder", "MetaSeq2Seq", "MetaSeq2SeqBackbone", "RecurrentDecoder", "Seq2SeqModel", "Seq2SeqPreprocessor",
-           "SyntacticAttention", "SyntacticAttentionBackbone", "SyntacticAttentionDecoder",
-           "SyntaxShift", "ToyTask", "WordNoise"]
+           "MetaDecoder", "MetaSeq2Seq", "MetaSeq2SeqBackbone", "RecurrentDecoder",
+           "Seq2SeqModel", "Seq2SeqPreprocessor", "SyntacticAttention",
+           "SyntacticAttentionBackbone", "SyntacticAttentionDecoder", "SyntaxShift", "ToyTask",
+           "WordNoise"]
