@@ -1,13 +1,16 @@
-"""Step time of a batch-1 training run with and without XLA (Syntactic Attention's paper regime).
+"""Step time of a batch-1 training run: plain, XLA, XLA with unrolled recurrences.
 
     python benchmarks/batch1_training.py [--config configs/syntactic_attention/paper_regime.json]
-        [--steps 1500] [--out results/benchmarks/syntactic_attention_batch1_xla.json]
+        [--steps 1500] [--variants plain xla xla_unroll]
+        [--out results/benchmarks/syntactic_attention_batch1_xla.json]
 
-Trains the config twice from scratch through `python -m compgen_tf.train`, with
-`training.jit_compile` false and true, validating every `steps / 3` updates, and reads each
-run's `history.jsonl`. The first interval holds XLA's compilations; the step time is taken
-from the later intervals, less one validation (the run's own `evaluation_time_s`, the time of
-its last validation pass). Run it on an idle machine.
+Trains the config from scratch through `python -m compgen_tf.train` once per variant:
+`training.jit_compile` false (plain) or true (xla), and true with `training.unroll` (one
+compiled step per padded shape, recurrences written out: xla_unroll). Each run validates
+every `steps / 3` updates; the step time is taken from the later intervals, less one
+validation (the run's own `evaluation_time_s`, the time of its last validation pass). The
+first interval holds most compilations; with xla_unroll a shape first met later is compiled
+then, inside a later interval. Run it on an idle machine.
 """
 
 from __future__ import annotations
@@ -26,14 +29,20 @@ sys.path.insert(0, str(REPOSITORY / "benchmarks"))
 from benchmark_output import emit  # noqa: E402
 
 
-def timed_run(config, steps, jit, folder):
-    run_dir = Path(folder) / f"jit_{jit}"
+VARIANTS = {"plain": {"jit_compile": "false", "unroll": "false"},
+            "xla": {"jit_compile": "true", "unroll": "false"},
+            "xla_unroll": {"jit_compile": "true", "unroll": "true"}}
+
+
+def timed_run(config, steps, variant, folder):
+    run_dir = Path(folder) / variant
     every = steps // 3
     subprocess.run([sys.executable, "-m", "compgen_tf.train", "--model", "syntactic_attention",
                     "--split", "addprim_jump", "--config", str(config), "--steps", str(steps),
                     "--set", f"training.eval_every={every}",
                     "--set", f"training.checkpoint_every={every}",
-                    "--set", f"training.jit_compile={'true' if jit else 'false'}",
+                    *(item for key, value in VARIANTS[variant].items()
+                      for item in ("--set", f"training.{key}={value}")),
                     "--evaluate-splits", "validation", "--output", str(run_dir), "--quiet"],
                    check=True, cwd=REPOSITORY,
                    env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
@@ -53,19 +62,22 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="configs/syntactic_attention/paper_regime.json")
     parser.add_argument("--steps", type=int, default=1500)
+    parser.add_argument("--variants", nargs="+", choices=sorted(VARIANTS),
+                        default=list(VARIANTS))
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
-        runs = {f"jit_compile_{jit}".lower(): timed_run(args.config, args.steps, jit, folder)
-                for jit in (False, True)}
-    no_xla, xla = runs["jit_compile_false"]["step_ms"], runs["jit_compile_true"]["step_ms"]
+        runs = {variant: timed_run(args.config, args.steps, variant, folder)
+                for variant in args.variants}
+    first = args.variants[0]
     emit({"benchmark": "batch1_training", "config": args.config, "steps": args.steps,
           "command": "python benchmarks/batch1_training.py " + " ".join(
               sys.argv[1:] if argv is None else argv),
           "cpu_count": os.cpu_count(), **runs,
-          "step_ratio_xla_over_plain": round(xla / no_xla, 2),
-          "hours_for_200000_steps": {"plain": round(no_xla * 200_000 / 3.6e6, 2),
-                                     "xla": round(xla * 200_000 / 3.6e6, 2)}}, args.out)
+          f"step_ratio_over_{first}": {variant: round(run["step_ms"] / runs[first]["step_ms"], 2)
+                                       for variant, run in runs.items()},
+          "hours_for_200000_steps": {variant: round(run["step_ms"] * 200_000 / 3.6e6, 2)
+                                     for variant, run in runs.items()}}, args.out)
     return 0
 
 

@@ -22,28 +22,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--run", required=True, type=Path)
-    parser.add_argument("--out", type=Path)
-    args = parser.parse_args(argv)
-
+def one_word_translations(run_dir: Path):
+    """(config, model, rows): every one-word command of the run's training file (fit and
+    validation parts, never the test set) with its expected and greedy translation and
+    the attention of the first output step on `<sos>`, the word and `<eos>`."""
     import numpy as np
     import tensorflow as tf
 
     from compgen_tf.experiments.experiment import load_run_model
     from compgen_tf.experiments.scan import split_examples
 
-    config = json.loads((args.run / "config.json").read_text())
+    config = json.loads((run_dir / "config.json").read_text())
     # "train" is the whole training file (fit and validation parts), never the test set.
     examples = {command: actions for command, actions in
                 split_examples(config["split"], "train", config["data"], config["seed"])
                 if len(command.split()) == 1}
     if not examples:
-        raise SystemExit(f"{args.run}: its training file has no one-word command")
-    model = load_run_model(args.run)
+        raise SystemExit(f"{run_dir}: its training file has no one-word command")
+    model = load_run_model(run_dir)
     if not getattr(model, "source_starts_with_sos", False):
-        raise SystemExit(f"{args.run}: the attention columns read <sos> word <eos> only for a "
+        raise SystemExit(f"{run_dir}: the attention columns read <sos> word <eos> only for a "
                          "model that wraps its commands in <sos> ... <eos>")
     commands = sorted(examples)
     translations = model.translate(commands)
@@ -55,6 +53,16 @@ def main(argv=None) -> int:
              "first_step_attention": dict(zip(("<sos>", "word", "<eos>"),
                                               (round(float(a), 4) for a in weights)))}
             for c, t, weights in zip(commands, translations, first)]
+    return config, model, rows
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--run", required=True, type=Path)
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args(argv)
+
+    config, _, rows = one_word_translations(args.run)
     history = (args.run / "history.jsonl").read_text().splitlines()
     record = {"run": str(args.run), "split": config["split"], "seed": config["seed"],
               "steps_trained": json.loads(history[-1])["step"] if history else 0,

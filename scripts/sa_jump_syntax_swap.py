@@ -54,8 +54,10 @@ def initializer_draws(model, count: int, width: int) -> list:
     return rows
 
 
-def score_run(run_dir: Path, sample, draws: int = 0) -> dict:
-    model = load_run_model(run_dir)
+def score_run(run_dir: Path, sample, draws: int = 0, model=None) -> dict:
+    """Accuracy on `sample` of the run as trained and with `jump`'s syntactic row replaced
+    (`model`: the run's model when already loaded)."""
+    model = model if model is not None else load_run_model(run_dir)
     if getattr(model.backbone.syntax_embedding, "tied_ids", None):
         raise SystemExit(f"{run_dir}: its syntactic rows are tied (syntax_tying), so jump's own "
                          "row is never read and swapping it would change nothing")
@@ -97,6 +99,15 @@ def pooled_draws(results: dict) -> dict:
             for config, draws in pooled.items()}
 
 
+def test_sample(size: int, seed: int, parser) -> list:
+    """A fixed random sample of `size` add-jump test examples, in test-file order."""
+    test = tfds_scan.load_examples("addprim_jump", "test")
+    if not 0 < size <= len(test):
+        parser.error(f"--sample must be in [1, {len(test)}]")
+    chosen = np.random.default_rng(seed).choice(len(test), size, replace=False)
+    return [test[i] for i in sorted(chosen)]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", nargs="+", required=True, help="finished add-jump run directories")
@@ -106,13 +117,9 @@ def main(argv=None) -> int:
                         help="also score this many initializer draws of jump's row")
     parser.add_argument("--out", default="results/syntactic_attention/jump_syntax_swap.json")
     args = parser.parse_args(argv)
-    test = tfds_scan.load_examples("addprim_jump", "test")
-    if not 0 < args.sample <= len(test):
-        parser.error(f"--sample must be in [1, {len(test)}]")
     if args.draws < 0:
         parser.error("--draws must be >= 0")
-    chosen = np.random.default_rng(args.sample_seed).choice(len(test), args.sample, replace=False)
-    sample = [test[i] for i in sorted(chosen)]
+    sample = test_sample(args.sample, args.sample_seed, parser)
     results = {}
     for run in args.runs:
         results[run] = score_run(Path(run), sample, args.draws)

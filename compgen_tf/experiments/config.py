@@ -35,6 +35,8 @@ TRAINING_KEYS = {
     # steps (SCAN models, toy tasks), or once, at learning_rate_drop_step (meta-training).
     "learning_rate_decay_steps": int, "learning_rate_drop_step": int,
     "learning_rate_decay_factor": float, "jit_compile": bool,
+    # one traced step per padded batch shape, recurrences unrolled (TrainStep's `unroll`)
+    "unroll": bool,
     # what model selection maximises on validation: "exact_match", "bleu" (translation), or
     # "last" (none: the last evaluated model is kept; stop_at_accuracy still ends a run)
     "selection": str,

@@ -7,6 +7,7 @@ import numpy as np
 from keras import ops
 
 from compgen_tf.decoding import BLOCKED_LOGIT, GreedySampler
+from compgen_tf.models.unrolling import static_steps
 from compgen_tf.vocabulary import PAD_ID, SOS_ID, UNK_ID
 
 # Tokens that are never a correct output; their logits get BLOCKED_LOGIT, as do the attention
@@ -117,6 +118,14 @@ class RecurrentDecoder(keras.layers.Layer):
         first = (ops.full((batch,), SOS_ID, "int32"), self.start_state(memory, lengths))
         if keras.backend.backend() == "jax":
             return self._scan(advance, first, targets_by_time)
+        unrolled = static_steps(target_ids)
+        if unrolled is not None:  # the length is known: the steps written out (`unrolling`)
+            previous, state = first
+            all_logits = []
+            for t in range(unrolled):
+                logits, previous, state = advance(previous, state, targets_by_time[t])
+                all_logits.append(logits)
+            return ops.stack(all_logits, axis=1)
         # TensorFlow (and PyTorch, whose loop is Python): a while_loop that writes each step's
         # logits in place keeps every shape static, so it also compiles under XLA.
         positions = ops.arange(steps, dtype="int32")

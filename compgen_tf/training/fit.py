@@ -25,7 +25,7 @@ TRAINING_DEFAULTS = {
     "batch_size": 64, "learning_rate": 1e-3, "clip_norm": 5.0, "teacher_forcing_ratio": 1.0,
     "max_steps": 10000, "eval_every": 500, "checkpoint_every": None, "patience": 10,
     "stop_at_accuracy": 1.01, "learning_rate_decay_steps": None,
-    "learning_rate_drop_step": None, "learning_rate_decay_factor": 1.0, "jit_compile": False,
+    "learning_rate_drop_step": None, "learning_rate_decay_factor": 1.0, "jit_compile": False, "unroll": False,
     "selection": "exact_match", "length_head_steps": 20000, "length_head_learning_rate": 3e-3,
     "length_head_batch_size": 256,
 }
@@ -112,7 +112,11 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
             model.compile(optimizer=keras.optimizers.Adam(learning_rate=rate),
                           clip_norm=settings["clip_norm"],
                           teacher_forcing_ratio=settings["teacher_forcing_ratio"],
-                          sampling_seed=seed, jit_compile=bool(settings["jit_compile"]))
+                          sampling_seed=seed, jit_compile=bool(settings["jit_compile"]),
+                          unroll=bool(settings["unroll"]))
+        elif settings["unroll"]:
+            raise ValueError("training.unroll applies to the models with the library's own "
+                             f"train step (TrainStep); {type(model).__name__} uses Keras' own")
         else:  # a plain Keras model (the toy tasks) keeps its own loss and Keras' train step
             model.compile(optimizer=keras.optimizers.Adam(
                               learning_rate=rate, global_clipnorm=settings["clip_norm"]),

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import tensorflow as tf
 
+from compgen_tf.models.unrolling import unrolled_recurrences
+
 
 class TrainStep:
     """A mixin for `keras.Model` task models: `compile` settings and `train_step`.
@@ -30,14 +32,23 @@ class TrainStep:
         teacher_forcing_ratio: probability that a training sequence is teacher-forced
             (models that feed their outputs back read it in `token_loss`).
         sampling_seed: the seed of the teacher-forcing draws.
+        unroll: trace one step per padded batch shape, with the recurrences written out
+            step by step (`compgen_tf.models.unrolling`; one replica only). XLA runs their
+            gradients several times faster so, which pays at small batches; each new
+            shape costs one more compilation, so batches should be length-bucketed.
     """
 
     # Until `compile` sets them.
-    clip_norm, teacher_forcing_ratio, sampling_seed = None, 1.0, 0
+    clip_norm, teacher_forcing_ratio, sampling_seed, unroll = None, 1.0, 0, False
 
     def compile(self, optimizer="adam", clip_norm=None, teacher_forcing_ratio=1.0,
-                sampling_seed=0, jit_compile=False, **kwargs):
+                sampling_seed=0, jit_compile=False, unroll=False, **kwargs):
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
+        if unroll and self.distribute_strategy.num_replicas_in_sync != 1:
+            raise ValueError("unroll traces the step outside the strategy: it needs a "
+                             "single replica, got "
+                             f"{self.distribute_strategy.num_replicas_in_sync}")
+        self.unroll = bool(unroll)
         if clip_norm is not None and not float(clip_norm) > 0:
             raise ValueError(f"clip_norm must be positive or None, got {clip_norm}")
         if not 0.0 <= float(teacher_forcing_ratio) <= 1.0:
@@ -92,6 +103,31 @@ class TrainStep:
 
     def predict_ids(self, data):
         raise NotImplementedError
+
+    def make_train_function(self, force=False):
+        if not self.unroll:
+            return super().make_train_function(force)
+        if self.train_function is not None and not force:
+            return self.train_function
+        # Keras traces one step for every batch shape (reduce_retracing): the lengths are
+        # then unknown. Here each batch is drawn eagerly and each new shape gets a step of
+        # its own, traced with its lengths known, so that the recurrences can be written out.
+        steps = {}
+
+        def train_function(iterator):
+            data = next(iterator)
+            shape = tuple(tuple(tensor.shape) for tensor in tf.nest.flatten(data))
+            if shape not in steps:
+                steps[shape] = tf.function(self._unrolled_train_step,
+                                           jit_compile=self.jit_compile)
+            return steps[shape](data)
+
+        self.train_function = train_function
+        return train_function
+
+    def _unrolled_train_step(self, data):
+        with unrolled_recurrences():
+            return self.train_step(data)
 
     def train_step(self, data):
         context = tf.distribute.get_replica_context()

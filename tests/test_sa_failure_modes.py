@@ -1,0 +1,64 @@
+"""`scripts/sa_failure_modes.py`: the failure mode of each Syntactic Attention add-jump run."""
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path("scripts").resolve()))
+spec = importlib.util.spec_from_file_location("failure_modes", "scripts/sa_failure_modes.py")
+failure_modes = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(failure_modes)
+
+ALL_RIGHT = {"walk": True, "run": True, "look": True}
+
+
+@pytest.mark.parametrize("bare, accuracy, with_walk_row, mode", [
+    ({**ALL_RIGHT, "run": False}, 0.99, 0.99, "one_word_boundary"),  # the first class wins
+    (ALL_RIGHT, 0.9, 0.1, "solved"),
+    (ALL_RIGHT, 0.899, 0.9, "jump_row"),
+    (ALL_RIGHT, 0.3, 0.5, "other"),
+])
+def test_each_run_gets_the_first_class_that_applies(bare, accuracy, with_walk_row, mode):
+    assert failure_modes.classify(bare, accuracy, with_walk_row) == mode
+
+
+def test_summary_counts_every_class():
+    runs = {"a": {"mode": "solved"}, "b": {"mode": "solved"}, "c": {"mode": "other"},
+            "d": {"mode": "one_word_boundary"}}
+    assert failure_modes.summarize(runs) == {
+        "n": 4, "counts": {"one_word_boundary": 1, "solved": 2, "jump_row": 0, "other": 1},
+        "shares": {"one_word_boundary": 0.25, "solved": 0.5, "jump_row": 0.0, "other": 0.25}}
+
+
+def test_a_tiny_add_jump_run_is_diagnosed(tmp_path):
+    from compgen_tf.train import main as train
+
+    run = tmp_path / "seed0"
+    tiny = ["--set", "model_args.semantic_dim=8", "--set", "model_args.syntax_embedding_dim=8",
+            "--set", "model_args.syntax_units=8", "--set", "model_args.encoder_units=8",
+            "--set", "model_args.max_output_length=12", "--set", "training.eval_every=10",
+            "--set", "data.validation_fraction=0.02"]
+    assert train(["--model", "syntactic_attention", "--split", "addprim_jump", "--config",
+                  "configs/syntactic_attention/default.json", "--steps", "10", *tiny,
+                  "--evaluate-splits", "validation", "--output", str(run), "--quiet"]) == 0
+    out = tmp_path / "modes.json"
+    assert failure_modes.main(["--runs", str(run), "--sample", "20", "--out", str(out)]) == 0
+    record = json.loads(out.read_text())
+    diagnosis = record["runs"][str(run)]
+    # The training file holds each bare verb but jump's, which is the one add-jump adds.
+    assert set(diagnosis["bare_verbs_correct"]) == {"walk", "run", "look"}
+    assert set(diagnosis["one_word_translations"]) == {"walk", "run", "look", "jump"}
+    assert diagnosis["mode"] == failure_modes.classify(
+        diagnosis["bare_verbs_correct"], diagnosis["sample_accuracy"],
+        diagnosis["sample_accuracy_with_walk_row"])
+    assert record["summary"]["n"] == 1 and record["summary"]["counts"][diagnosis["mode"]] == 1
+
+
+def test_a_folder_that_is_not_a_run_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        failure_modes.main(["--runs", str(tmp_path)])
+    assert exit_.value.code == 2
+    assert "not a run directory (no config.json)" in capsys.readouterr().err
