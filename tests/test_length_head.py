@@ -214,12 +214,12 @@ def test_learns_a_miniature_length_split_better_than_the_baseline(tmp_path):
     test on the 5- and 6-action ones (`V thrice and V twice`, ...): `CountingSeq2Seq`, the
     registered length-split model (its length head fitted first, its decoder trained -EOS,
     its attention steered by the count left), gives every test command its exact length and
-    translates 35 of the 48; the baseline with the same head but no count in its attention
-    translates all 48 (as before `CountingSeq2Seq` existed), and the baseline deciding when
-    to stop gets 24. One seed, a test of the model, not a claim about every seed: 11 of the 13 it
-    misses repeat the first clause's action once too often, where the second clause has more
-    actions than ever follow a repeated clause in training
-    (docs/length_generalization.md, sections 10 and 12)."""
+    translates 35 of the 48, and the baseline deciding when to stop gets 24. One seed, a
+    test of the model, not a claim about every seed: 11 of the 13 it misses repeat the first
+    clause's action once too often, where the second clause has more actions than ever
+    follow a repeated clause in training (docs/length_generalization.md, sections 10 and
+    12). The baseline with the same head but no count in its attention, which translates
+    all 48 there, is left out of the suite for its time."""
     import tfds_scan
     from compgen_tf.training.fit import fit_split
     from compgen_tf.training.data import encode_split
@@ -235,16 +235,13 @@ def test_learns_a_miniature_length_split_better_than_the_baseline(tmp_path):
                 "eval_every": 50, "checkpoint_every": 10_000, "patience": 100,
                 "stop_at_accuracy": 1.0, "teacher_forcing_ratio": 1.0}
     scores = {}
-    head = {"state_size": 3, "offset_l1": 1e-3}
-    for name, model_class, extra in (("counting", CountingSeq2Seq, {}),
-                                     ("head", AttentionSeq2Seq, {"length_head": head}),
-                                     ("free", AttentionSeq2Seq, {})):
+    for name, model_class in (("counting", CountingSeq2Seq), ("free", AttentionSeq2Seq)):
         keras.utils.set_random_seed(0)
         model = model_class(Vocabulary.from_texts(c for c, _ in train).words,
                             Vocabulary.from_texts(a for _, a in train).words,
                             embedding_dim=16, hidden_units=16, dropout=0.0,
-                            max_output_length=16, **extra)
-        if name != "free":
+                            max_output_length=16)
+        if name == "counting":
             source = model.encode_commands(tf.constant([c for c, _ in train]))[0].numpy()
             model.fit_length_head(source, [len(a.split()) for _, a in train], steps=3000,
                                   batch_size=64, learning_rate=1e-2)
@@ -254,7 +251,7 @@ def test_learns_a_miniature_length_split_better_than_the_baseline(tmp_path):
         best = keras.saving.load_model(tmp_path / name / "best_model.keras")
         translations = best.translate([c for c, _ in test])
         scores[name] = np.mean([t == a for t, (_, a) in zip(translations, test)])
-        if name != "free":  # the head counts every unseen length exactly
+        if name == "counting":  # the head counts every unseen length exactly
             assert [len(t.split()) for t in translations] == [len(a.split()) for _, a in test]
-    assert scores["head"] == 1.0 and scores["free"] <= 0.6, scores
+    assert scores["free"] <= 0.6, scores
     assert scores["counting"] >= scores["free"] + 0.15, scores
