@@ -91,7 +91,8 @@ def main(argv=None) -> int:
               f"with walk's row {runs[str(run)]['sample_accuracy_with_walk_row']:.3f})")
     record = {"command": "python " + " ".join([sys.argv[0], *map(str, argv or sys.argv[1:])]),
               "sample": args.sample, "sample_seed": args.sample_seed, "solved_at": SOLVED,
-              "versions": package_versions(), "runs": runs, "summary": summarize(runs)}
+              # Not "runs": that key marks a results file for `compgen_tf report`.
+              "versions": package_versions(), "diagnoses": runs, "summary": summarize(runs)}
     print(json.dumps(record["summary"]))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -47,7 +47,7 @@ def test_a_tiny_add_jump_run_is_diagnosed(tmp_path):
     out = tmp_path / "modes.json"
     assert failure_modes.main(["--runs", str(run), "--sample", "20", "--out", str(out)]) == 0
     record = json.loads(out.read_text())
-    diagnosis = record["runs"][str(run)]
+    diagnosis = record["diagnoses"][str(run)]
     # The training file holds each bare verb but jump's, which is the one add-jump adds.
     assert set(diagnosis["bare_verbs_correct"]) == {"walk", "run", "look"}
     assert set(diagnosis["one_word_translations"]) == {"walk", "run", "look", "jump"}

@@ -110,6 +110,10 @@ PAPER_RESULTS = {
         _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); our default.json, without syntax tying or the first-step "
                "mask (add-jump's configuration before 2026-11-28)"),
+    ("syntactic_attention", "addprim_jump_paper_regime"): dict(
+        _RUSSIN_ADD_JUMP,
+        source="Table 1 (add-jump); the paper's training regime on default.json's model "
+               "(configs/syntactic_attention/paper_regime.json: batch 1, 200,000 updates)"),
     ("syntactic_attention", "addprim_jump_batch64"): dict(
         _RUSSIN_ADD_JUMP,
         source="Table 1 (add-jump); our earlier configuration: batch 64 for 3,200 steps, "
@@ -335,6 +339,7 @@ SUMMARY_ROWS = [
     ("seq2seq", "length"),
     ("syntactic_attention", "simple"), ("syntactic_attention", "addprim_jump"),
     ("syntactic_attention", "addprim_jump_default"),
+    ("syntactic_attention", "addprim_jump_paper_regime"),
     ("syntactic_attention", "addprim_turn_left"), ("syntactic_attention", "length"),
     ("syntactic_attention", "template_around_right"),
     ("equivariant_seq2seq", "simple"), ("equivariant_seq2seq", "addprim_jump"),
