@@ -88,3 +88,21 @@ def test_unroll_is_refused_for_a_model_with_keras_own_train_step(tmp_path):
     with pytest.raises(ValueError, match="training.unroll applies to the models with the "
                                          "library's own train step"):
         fit_run(model, {"unroll": True}, tmp_path, [], lambda m: 0.0, verbose=0)
+
+
+def test_each_batch_shape_gets_one_trace_and_no_retracing_warning(caplog):
+    """Six shapes are six tf.functions traced once each: TensorFlow must not warn of
+    "retracing" (it counts the traces of one code object together)."""
+    model = SyntacticAttention(*vocabularies(), dropout=0.0, max_output_length=12,
+                               semantic_dim=4, syntax_embedding_dim=4, syntax_units=4,
+                               encoder_units=4)
+    model.compile(optimizer=keras.optimizers.SGD(0.1), unroll=True)
+    model.optimizer.build(model.trainable_variables)
+    train_function = model.make_train_function()
+    batches = [(tf.fill([1, width], 4), tf.fill([1, width + 1], 4)) for width in range(2, 8)]
+    iterator = iter(batches)
+    with caplog.at_level("WARNING", logger="tensorflow"):
+        for _ in batches:
+            train_function(iterator)
+    assert int(model.optimizer.iterations.numpy()) == len(batches)
+    assert not [r for r in caplog.records if "retracing" in r.getMessage()]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import tensorflow as tf
 
 from compgen_tf.models.unrolling import unrolled_recurrences
@@ -118,7 +120,10 @@ class TrainStep:
             data = next(iterator)
             shape = tuple(tuple(tensor.shape) for tensor in tf.nest.flatten(data))
             if shape not in steps:
-                steps[shape] = tf.function(self._unrolled_train_step,
+                # Through a `partial` of its own: TensorFlow counts the traces of every
+                # tf.function of one code object together and warns of "retracing" at the
+                # sixth shape; one trace per shape is what is meant here.
+                steps[shape] = tf.function(functools.partial(self._unrolled_train_step),
                                            jit_compile=self.jit_compile)
             return steps[shape](data)
 
