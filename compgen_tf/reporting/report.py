@@ -180,6 +180,11 @@ PAPER_RESULTS = {
         source="Table 3 / Sec. 4.5; ours with decoder attention scores over sqrt(m), Eq. 2"),
     ("meta_seq2seq", "length"): dict(
         paper="lake2019", mean=16.64, std=2.10, n=5, source="Table 3 / Sec. 4.6"),
+    ("meta_seq2seq", "length_authors_protocol"): dict(
+        paper="lake2019", mean=16.64, std=2.10, n=5,
+        source="Table 3 / Sec. 4.6; the authors' code's attention scaling, decoder cell "
+               "states, last-episode model and five test support sets "
+               "(configs/meta_seq2seq/length_authors_protocol.json)"),
     ("meta_seq2seq", "add_jump_permutation_no_support_loss"): dict(
         paper="lake2019", mean=5.43, std=7.6, n=5,
         source="Table 2 / Sec. 4.3, ablation without support loss"),
@@ -346,7 +351,7 @@ SUMMARY_ROWS = [
     ("equivariant_seq2seq", "template_around_right"), ("equivariant_seq2seq", "length"),
     ("meta_seq2seq", "mutual_exclusivity"), ("meta_seq2seq", "add_jump_permutation"),
     ("meta_seq2seq", "add_jump_augmentation"), ("meta_seq2seq", "around_right"),
-    ("meta_seq2seq", "length"),
+    ("meta_seq2seq", "length"), ("meta_seq2seq", "length_authors_protocol"),
     ("symbol_convolution", "rule_learning"), ("symbol_convolution", "composition"),
     ("mlp_baseline", "composition"), ("recurrent_baseline", "composition"),
     ("seq2seq", "composition"),
