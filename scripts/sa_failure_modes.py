@@ -16,6 +16,20 @@ This script puts every run in one of four classes, the first that applies:
 
 It is a diagnosis of finished runs (the swap reads test commands); nothing is selected
 with it. The summary gives the count and share of each class.
+
+Seeds whose run folders are gone (the 16 seeds of `default.json`) are classed from what was
+kept instead, with `--results` (their results file) and `--swaps` (earlier
+`sa_jump_syntax_swap.py` files); `--runs` then names re-trained runs of some of those seeds:
+
+    python scripts/sa_failure_modes.py --results results/syntactic_attention/addprim_jump_default.json \
+        --swaps results/syntactic_attention/jump_syntax_swap*.json --swap-folder addprim_jump \
+        --runs RERUN/seed12 \
+        --out results/syntactic_attention/failure_modes_addprim_jump_default.json
+
+A kept seed is `solved` when its full test score is at least 90%, `jump_row` when a swap
+file scored it at least 90% with walk's row, and `unknown` otherwise: whether its bare verbs
+are wrong (the first class) was not kept. Those two classes skip the bare-verb check, which a
+kept seed no longer allows. Each seed says what its class rests on (`evidence`).
 """
 
 from __future__ import annotations
@@ -29,6 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 MODES = ("one_word_boundary", "solved", "jump_row", "other")
+UNKNOWN = "unknown"  # only for kept seeds: what was kept cannot tell the class
 SOLVED = 0.9
 BARE_VERBS = ("walk", "run", "look")
 
@@ -45,7 +60,8 @@ def classify(bare_verbs_correct: dict, accuracy: float, accuracy_with_walk_row: 
 
 
 def summarize(runs: dict) -> dict:
-    counts = {mode: sum(r["mode"] == mode for r in runs.values()) for mode in MODES}
+    modes = MODES + ((UNKNOWN,) if any(r["mode"] == UNKNOWN for r in runs.values()) else ())
+    counts = {mode: sum(r["mode"] == mode for r in runs.values()) for mode in modes}
     n = len(runs)
     return {"n": n, "counts": counts,
             "shares": {mode: round(count / n, 4) if n else 0.0 for mode, count in counts.items()}}
@@ -68,14 +84,71 @@ def diagnose(run_dir: Path, sample) -> dict:
             "mode": classify(bare, scores["trained"], scores["jump_row_from_walk"])}
 
 
+def seed_of_swap_key(key: str, folder: str) -> int | None:
+    """`runs/syntactic_attention/addprim_jump/seed10` -> 10 for folder `addprim_jump`;
+    None for a run of another folder (a swap file can hold several configurations)."""
+    path = Path(key)
+    if path.parent.name != folder:
+        return None
+    if not path.name.startswith("seed") or not path.name[4:].isdigit():
+        raise ValueError(f"{key}: a swap file's run should end in seedN")
+    return int(path.name[4:])
+
+
+def kept_diagnoses(results: dict, swaps: list[dict], folder: str,
+                   reruns: dict[int, dict]) -> dict:
+    """One diagnosis per seed of a results file, from a re-trained run where there is one.
+    `folder` is the name the seeds' run folders had in the swap files."""
+    walk_row = {}  # seed -> (accuracy with walk's row, sample size)
+    for swap in swaps:
+        for key, scores in swap["accuracy_on_sample"].items():
+            seed = seed_of_swap_key(key, folder)
+            if seed is not None:
+                walk_row[seed] = (scores["jump_row_from_walk"], swap["sample"])
+    diagnoses = {}
+    for run in results["runs"]:
+        seed, test = run["seed"], run["test_accuracy"]
+        if seed in reruns:
+            diagnosis = {**reruns[seed], "kept_test_accuracy": test,
+                         "evidence": "re-trained run (same seed and configuration), diagnosed"}
+        elif test >= SOLVED:
+            diagnosis = {"mode": "solved", "test_accuracy": test,
+                         "evidence": f"full test set {test:.1%} >= {SOLVED:.0%}"}
+        elif seed in walk_row and walk_row[seed][0] >= SOLVED:
+            accuracy, sample = walk_row[seed]
+            diagnosis = {"mode": "jump_row", "test_accuracy": test,
+                         "sample_accuracy_with_walk_row": accuracy,
+                         "evidence": f"swap file: {accuracy:.1%} of {sample} test commands "
+                                     f"with walk's row"}
+        else:
+            diagnosis = {"mode": UNKNOWN, "test_accuracy": test,
+                         "evidence": ("swap file: " + f"{walk_row[seed][0]:.1%} with walk's row"
+                                      if seed in walk_row else "no swap kept")
+                         + "; bare verbs not kept"}
+        diagnoses[f"seed{seed}"] = diagnosis
+    return diagnoses
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", nargs="+", required=True, type=Path,
+    parser.add_argument("--runs", nargs="*", default=[], type=Path,
                         help="finished add-jump runs of a model with untied syntactic rows")
+    parser.add_argument("--results", type=Path,
+                        help="a results file whose seeds' run folders are gone: class each "
+                             "seed from it, --swaps and re-trained --runs")
+    parser.add_argument("--swaps", nargs="*", default=[], type=Path,
+                        help="sa_jump_syntax_swap.py files of those seeds (with --results)")
+    parser.add_argument("--swap-folder",
+                        help="the name of those seeds' run folder in the swap files, e.g. "
+                             "addprim_jump (runs of other folders there are skipped)")
     parser.add_argument("--sample", type=int, default=1000, help="test commands scored")
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
+    if not args.runs and not args.results:
+        parser.error("give --runs, --results, or both")
+    if args.swaps and not (args.results and args.swap_folder):
+        parser.error("--swaps goes with --results and --swap-folder")
     missing = [str(run) for run in args.runs if not (run / "config.json").is_file()]
     if missing:
         parser.error(f"not a run directory (no config.json): {', '.join(missing)}")
@@ -83,12 +156,28 @@ def main(argv=None) -> int:
     from compgen_tf.versions import package_versions
     from sa_jump_syntax_swap import test_sample
 
-    sample = test_sample(args.sample, args.sample_seed, parser)
+    sample = test_sample(args.sample, args.sample_seed, parser) if args.runs else None
     runs = {}
     for run in args.runs:
         runs[str(run)] = diagnose(run, sample)
         print(f"{run}: {runs[str(run)]['mode']} (sample {runs[str(run)]['sample_accuracy']:.3f}, "
               f"with walk's row {runs[str(run)]['sample_accuracy_with_walk_row']:.3f})")
+    if args.results:
+        results = json.loads(args.results.read_text())
+        reruns = {}
+        for run, diagnosis in runs.items():
+            config = json.loads((Path(run) / "config.json").read_text())
+            metrics = Path(run) / "metrics.json"  # to set the re-trained score beside the kept one
+            test = (json.loads(metrics.read_text())["accuracy"].get("test")
+                    if metrics.is_file() else None)
+            reruns[config["seed"]] = {"run": run, "test_accuracy": test, **diagnosis}
+        unknown_seeds = set(reruns) - {r["seed"] for r in results["runs"]}
+        if unknown_seeds:
+            parser.error(f"re-trained seeds not in {args.results}: {sorted(unknown_seeds)}")
+        runs = kept_diagnoses(results, [json.loads(p.read_text()) for p in args.swaps],
+                              args.swap_folder, reruns)
+        for seed, diagnosis in runs.items():
+            print(f"{seed}: {diagnosis['mode']} ({diagnosis['evidence']})")
     record = {"command": "python " + " ".join([sys.argv[0], *map(str, argv or sys.argv[1:])]),
               "sample": args.sample, "sample_seed": args.sample_seed, "solved_at": SOLVED,
               # Not "runs": that key marks a results file for `compgen_tf report`.
