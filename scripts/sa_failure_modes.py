@@ -19,12 +19,14 @@ with it. The summary gives the count and share of each class.
 
 Seeds whose run folders are gone (the 16 seeds of `default.json`) are classed from what was
 kept instead, with `--results` (their results file) and `--swaps` (earlier
-`sa_jump_syntax_swap.py` files); `--runs` then names re-trained runs of some of those seeds:
+`sa_jump_syntax_swap.py` files):
 
     python scripts/sa_failure_modes.py --results results/syntactic_attention/addprim_jump_default.json \
         --swaps results/syntactic_attention/jump_syntax_swap*.json --swap-folder addprim_jump \
-        --runs RERUN/seed12 \
         --out results/syntactic_attention/failure_modes_addprim_jump_default.json
+
+Re-training such a seed does not recover it: since those runs the code has changed in ways
+that move a seed's training (docs/reproducibility.md), so a re-trained run is a new draw.
 
 A kept seed is `solved` when its full test score is at least 90%, `jump_row` when a swap
 file scored it at least 90% with walk's row, and `unknown` otherwise: whether its bare verbs
@@ -95,9 +97,8 @@ def seed_of_swap_key(key: str, folder: str) -> int | None:
     return int(path.name[4:])
 
 
-def kept_diagnoses(results: dict, swaps: list[dict], folder: str,
-                   reruns: dict[int, dict]) -> dict:
-    """One diagnosis per seed of a results file, from a re-trained run where there is one.
+def kept_diagnoses(results: dict, swaps: list[dict], folder: str) -> dict:
+    """One diagnosis per seed of a results file, from what was kept of its run.
     `folder` is the name the seeds' run folders had in the swap files."""
     walk_row = {}  # seed -> (accuracy with walk's row, sample size)
     for swap in swaps:
@@ -108,10 +109,7 @@ def kept_diagnoses(results: dict, swaps: list[dict], folder: str,
     diagnoses = {}
     for run in results["runs"]:
         seed, test = run["seed"], run["test_accuracy"]
-        if seed in reruns:
-            diagnosis = {**reruns[seed], "kept_test_accuracy": test,
-                         "evidence": "re-trained run (same seed and configuration), diagnosed"}
-        elif test >= SOLVED:
+        if test >= SOLVED:
             diagnosis = {"mode": "solved", "test_accuracy": test,
                          "evidence": f"full test set {test:.1%} >= {SOLVED:.0%}"}
         elif seed in walk_row and walk_row[seed][0] >= SOLVED:
@@ -135,7 +133,7 @@ def main(argv=None) -> int:
                         help="finished add-jump runs of a model with untied syntactic rows")
     parser.add_argument("--results", type=Path,
                         help="a results file whose seeds' run folders are gone: class each "
-                             "seed from it, --swaps and re-trained --runs")
+                             "seed from it and --swaps (instead of --runs)")
     parser.add_argument("--swaps", nargs="*", default=[], type=Path,
                         help="sa_jump_syntax_swap.py files of those seeds (with --results)")
     parser.add_argument("--swap-folder",
@@ -145,8 +143,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args(argv)
-    if not args.runs and not args.results:
-        parser.error("give --runs, --results, or both")
+    if bool(args.runs) == bool(args.results):
+        parser.error("give either --runs or --results")
     if args.swaps and not (args.results and args.swap_folder):
         parser.error("--swaps goes with --results and --swap-folder")
     missing = [str(run) for run in args.runs if not (run / "config.json").is_file()]
@@ -164,18 +162,8 @@ def main(argv=None) -> int:
               f"with walk's row {runs[str(run)]['sample_accuracy_with_walk_row']:.3f})")
     if args.results:
         results = json.loads(args.results.read_text())
-        reruns = {}
-        for run, diagnosis in runs.items():
-            config = json.loads((Path(run) / "config.json").read_text())
-            metrics = Path(run) / "metrics.json"  # to set the re-trained score beside the kept one
-            test = (json.loads(metrics.read_text())["accuracy"].get("test")
-                    if metrics.is_file() else None)
-            reruns[config["seed"]] = {"run": run, "test_accuracy": test, **diagnosis}
-        unknown_seeds = set(reruns) - {r["seed"] for r in results["runs"]}
-        if unknown_seeds:
-            parser.error(f"re-trained seeds not in {args.results}: {sorted(unknown_seeds)}")
         runs = kept_diagnoses(results, [json.loads(p.read_text()) for p in args.swaps],
-                              args.swap_folder, reruns)
+                              args.swap_folder)
         for seed, diagnosis in runs.items():
             print(f"{seed}: {diagnosis['mode']} ({diagnosis['evidence']})")
     record = {"command": "python " + " ".join([sys.argv[0], *map(str, argv or sys.argv[1:])]),

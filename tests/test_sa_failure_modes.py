@@ -66,30 +66,33 @@ def test_a_folder_that_is_not_a_run_is_refused(tmp_path, capsys):
 
 def test_kept_seeds_are_classed_from_what_was_kept():
     results = {"runs": [{"seed": s, "test_accuracy": a}
-                        for s, a in [(0, 0.95), (1, 0.3), (2, 0.0), (3, 0.0), (4, 0.0)]]}
+                        for s, a in [(0, 0.95), (1, 0.3), (2, 0.0), (3, 0.0)]]}
     swaps = [{"sample": 500, "accuracy_on_sample": {
         "runs/syntactic_attention/addprim_jump/seed1": {"jump_row_from_walk": 0.99},
         "runs/syntactic_attention/addprim_jump/seed2": {"jump_row_from_walk": 0.0},
         # another configuration's seed 3 in the same file says nothing about this one's
         "runs/syntactic_attention/other_config/seed3": {"jump_row_from_walk": 1.0}}}]
-    reruns = {4: {"run": "rerun/seed4", "mode": "one_word_boundary"}}
-    diagnoses = failure_modes.kept_diagnoses(results, swaps, "addprim_jump", reruns)
+    diagnoses = failure_modes.kept_diagnoses(results, swaps, "addprim_jump")
     assert {seed: d["mode"] for seed, d in diagnoses.items()} == {
-        "seed0": "solved", "seed1": "jump_row", "seed2": "unknown", "seed3": "unknown",
-        "seed4": "one_word_boundary"}
+        "seed0": "solved", "seed1": "jump_row", "seed2": "unknown", "seed3": "unknown"}
     assert diagnoses["seed1"]["evidence"] == \
         "swap file: 99.0% of 500 test commands with walk's row"
     assert diagnoses["seed3"]["evidence"] == "no swap kept; bare verbs not kept"
-    assert diagnoses["seed4"]["kept_test_accuracy"] == 0.0
+    assert diagnoses["seed2"]["evidence"] == \
+        "swap file: 0.0% with walk's row; bare verbs not kept"
     summary = failure_modes.summarize(diagnoses)
-    assert summary["counts"] == {"one_word_boundary": 1, "solved": 1, "jump_row": 1,
+    assert summary["counts"] == {"one_word_boundary": 0, "solved": 1, "jump_row": 1,
                                  "other": 0, "unknown": 2}
-    assert summary["shares"]["unknown"] == 0.4
+    assert summary["shares"]["unknown"] == 0.5
 
 
-def test_swaps_need_the_folder_of_the_kept_seeds(tmp_path, capsys):
+@pytest.mark.parametrize("args, message", [
+    (["--results", "r.json", "--swaps", "s.json"], "--swaps goes with --results and --swap-folder"),
+    (["--results", "r.json", "--runs", "seed0"], "give either --runs or --results"),
+    ([], "give either --runs or --results"),
+])
+def test_kept_and_trained_runs_are_asked_for_apart(args, message, capsys):
     with pytest.raises(SystemExit) as exit_:
-        failure_modes.main(["--results", str(tmp_path / "r.json"),
-                            "--swaps", str(tmp_path / "s.json")])
+        failure_modes.main(args)
     assert exit_.value.code == 2
-    assert "--swaps goes with --results and --swap-folder" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
