@@ -247,7 +247,7 @@ ALL_OPTIONS_CHANGED = dict(ALL_FLAGS, learned_boundary_semantics=False,
                            syntax_word_noise=0.25, syntax_noise_stddev=0.5,
                            syntax_embeddings_l2=1e-5, syntax_tying="bare_words",
                            syntax_tied_words=["jump"], syntax_lender_words=["walk"],
-                           **NORMAL_EMBEDDINGS)
+                           weight_initialization="pytorch", **NORMAL_EMBEDDINGS)
 
 
 SYNTAX_TIE_FIRST_STEP = dict(FIRST_STEP, syntax_tying="bare_words", syntax_tied_words=["jump"],
@@ -280,6 +280,7 @@ def test_save_load_round_trip(tmp_path, flags):
     assert loaded_config["learned_boundary_semantics"] is expected
     assert loaded_config["end_only_boundaries"] is flags.get("end_only_boundaries", False)
     assert loaded_config["first_step_on_words"] is flags.get("first_step_on_words", False)
+    assert loaded_config["weight_initialization"] == flags.get("weight_initialization", "keras")
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -300,6 +301,7 @@ def test_save_load_round_trip(tmp_path, flags):
     ({"syntax_embeddings_l2": True}, "syntax_embeddings_l2 must be a non-negative number"),
     ({"end_only_boundaries": "yes"}, "end_only_boundaries must be true or false"),
     ({"first_step_on_words": 2}, "first_step_on_words must be true or false"),
+    ({"weight_initialization": "torch"}, "weight_initialization must be one of keras, pytorch"),
     ({"end_only_boundaries": True},
      "set learned_boundary_semantics to false with it"),
     (dict(END_ONLY, syntax_action=True), "syntax_action and nonlinear_semantics must be false"),
@@ -346,6 +348,61 @@ def test_embeddings_initializer_sets_the_scale_of_both_embeddings():
     assert np.all(zero_syntax.backbone.get_layer("syntax_embedding").embeddings.numpy() == 0)
     assert 0.8 < zero_syntax.backbone.get_layer("semantic_embedding").embeddings.numpy().std() < 1.2
     assert np.abs(zero_syntax.backbone.syntax_shift.sos_syntax.numpy()).max() > 0.5
+
+
+@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_flags"])
+def test_pytorch_initialization_draws_every_lstm_and_dense_weight_as_the_reference(flags):
+    """U(-k, k) with k = 1/sqrt(units) for LSTM kernels, U(-2k, 2k) for their (summed) biases
+    with no forget-gate 1, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for dense layers; embeddings
+    untouched."""
+    sizes = dict(semantic_dim=16, syntax_embedding_dim=8, syntax_units=25, encoder_units=16)
+    model = make_model(weight_initialization="pytorch", **dict(sizes, **flags))
+    limits = {}  # weight path -> the largest |value| the reference's draw allows
+    lstms = {"syntax_encoder": 25, "encoder": 16, "decoder_cell": 32}
+    if flags:
+        lstms["semantic_encoder"] = 8
+    for weight in model.weights:
+        path = weight.path
+        for name, units in lstms.items():
+            if f"/{path}".split("/")[1] == name or f"/{path}".split("/")[-2] == name:
+                k = 1 / np.sqrt(units)
+                limits[path] = 2 * k if path.endswith("/bias") else k
+    readout = 16 + 32  # syntax_action: [d_i; c_i]
+    fan_ins = {"initial_query": 32, "semantic_hidden": readout if flags else None,
+               "output_projection": 16}  # semantic_dim either way
+    for weight in model.weights:
+        for name, fan_in in fan_ins.items():
+            if fan_in and f"/{weight.path}".split("/")[-2] == name:
+                limits[weight.path] = 1 / np.sqrt(fan_in)
+    # 3 weights per LSTM direction (the decoder cell has one), 2 per dense layer.
+    assert len(limits) == (27 if flags else 19)
+    for weight in model.weights:
+        if weight.path not in limits:
+            continue
+        values = np.abs(weight.numpy())
+        assert values.max() <= limits[weight.path] + 1e-6, weight.path
+        assert values.max() > 0.5 * limits[weight.path], weight.path  # drawn, not zeros
+    # Unlike Keras' default, no LSTM bias starts at its forget gate's 1, and kernels of one
+    # shape are independent draws.
+    cell = model.backbone.decoder.cell
+    assert np.abs(cell.bias.numpy()).max() < 1.0
+    assert not np.allclose(cell.kernel.numpy(), cell.recurrent_kernel.numpy())
+    # Embeddings keep embeddings_initializer (Keras' U(-0.05, 0.05) here).
+    assert np.abs(model.backbone.get_layer("syntax_embedding").embeddings.numpy()).max() <= 0.05
+
+
+def test_sum_of_uniforms_has_the_spread_of_two_uniform_draws():
+    from compgen_tf.models.initialization import SumOfUniforms
+    values = SumOfUniforms(0.5, seed=3)((200_000,)).numpy()
+    # U(-0.5, 0.5) twice: values in [-1, 1], variance 2 * 1/12.
+    assert np.abs(values).max() <= 1.0 and np.abs(values).max() > 0.95
+    assert abs(values.var() - 2 / 12) < 0.003
+    assert SumOfUniforms.from_config(SumOfUniforms(0.5, seed=3).get_config()).get_config() == \
+        {"limit": 0.5, "terms": 2, "seed": 3}
+    with pytest.raises(ValueError, match="limit must be positive"):
+        SumOfUniforms(0.0)
+    with pytest.raises(ValueError, match="terms must be a positive integer"):
+        SumOfUniforms(0.5, terms=0)
 
 
 @pytest.mark.parametrize("syntax_init", [None, "zeros"], ids=["default", "zero_syntax"])

@@ -18,6 +18,18 @@ def set_weight_arguments(layer, **arguments) -> None:
     layer._weight_arguments = tuple(arguments)
 
 
+def fresh_initializer(initializer):
+    """A new instance of the Keras initializer `initializer`, for one more weight.
+
+    Keras fixes an unseeded random initializer's seed when the instance is made, so one
+    instance used for two weights draws the same numbers for both (the first values of a
+    larger weight repeat a smaller one's). Each weight gets an instance of its own; a
+    rebuilt unseeded one picks a seed of its own. A seeded initializer keeps its seed, and
+    with it its draws.
+    """
+    return initializer.__class__.from_config(initializer.get_config())
+
+
 def weight_arguments_config(layer) -> dict:
     """The serialized form of what `set_weight_arguments` stored, for `get_config`."""
     return {name: _KINDS[name.rsplit("_", 1)[1]].serialize(getattr(layer, name))

@@ -6,7 +6,8 @@ import keras
 from keras import ops
 
 from compgen_tf.arguments import positive_int
-from compgen_tf.layers.weight_arguments import set_weight_arguments, weight_arguments_config
+from compgen_tf.layers.weight_arguments import (fresh_initializer, set_weight_arguments,
+                                              weight_arguments_config)
 
 
 def _normal(stddev):
@@ -87,13 +88,17 @@ class WeightedAutomaton(keras.layers.Layer):
                                       initializer=self.delta_initializer,
                                       regularizer=self.delta_regularizer,
                                       constraint=self.delta_constraint, name="deltas")
+        # vector_initializer serves three weights: an instance each, or they would start
+        # from the same numbers.
         self.offsets = self.add_weight(shape=(self.vocabulary_size, k),
-                                       initializer=self.vector_initializer,
+                                       initializer=fresh_initializer(self.vector_initializer),
                                        regularizer=self.offset_regularizer,
                                        constraint=self.offset_constraint, name="offsets")
-        self.initial_state = self.add_weight(shape=(k,), initializer=self.vector_initializer,
-                                             name="initial_state")
-        self.readout = self.add_weight(shape=(k,), initializer=self.vector_initializer,
+        self.initial_state = self.add_weight(
+            shape=(k,), initializer=fresh_initializer(self.vector_initializer),
+            name="initial_state")
+        self.readout = self.add_weight(shape=(k,),
+                                       initializer=fresh_initializer(self.vector_initializer),
                                        name="readout")
 
     def call(self, token_ids):

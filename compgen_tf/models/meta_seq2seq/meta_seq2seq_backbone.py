@@ -159,13 +159,16 @@ class MetaSeq2SeqBackbone(Backbone):
         self.scaled_decoder_attention = bool(scaled_decoder_attention)
         self.decoder_cell_from_context = bool(decoder_cell_from_context)
         self.use_memory = bool(memory)
-        normal = keras.initializers.get(_EMBEDDINGS_INITIALIZER)
         # === Layers ===
+        # An initializer instance each: one shared instance would give both tables the same
+        # numbers (Keras fixes an unseeded initializer's seed when it is made).
         self.input_embedding = keras.layers.Embedding(
-            self.source_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
+            self.source_vocabulary_size, self.embedding_dim,
+            embeddings_initializer=keras.initializers.get(_EMBEDDINGS_INITIALIZER),
             name="input_embedding")
         self.output_embedding = keras.layers.Embedding(
-            self.target_vocabulary_size, self.embedding_dim, embeddings_initializer=normal,
+            self.target_vocabulary_size, self.embedding_dim,
+            embeddings_initializer=keras.initializers.get(_EMBEDDINGS_INITIALIZER),
             name="output_embedding")
         self.input_encoder = [self._bilstm(f"input_encoder_{i}") for i in range(self.num_layers)]
         self.output_encoder = [self._bilstm(f"output_encoder_{i}")

@@ -116,6 +116,11 @@ class SyntacticAttention(Seq2SeqModel):
             `syntax_lender_words`.
         syntax_tied_words, syntax_lender_words: the words of `"bare_words"` tying;
             None with `"bare_words"` is an error (build through `data_arguments`).
+        weight_initialization: `"keras"` (default: Glorot-uniform kernels, orthogonal
+            recurrent kernels, zero biases, forget-gate bias 1) or `"pytorch"`, the
+            reference code's PyTorch defaults for every LSTM and dense layer (U(-k, k)
+            with k = 1/sqrt(units) or 1/sqrt(fan_in); `compgen_tf.models.initialization`).
+            Embeddings keep `embeddings_initializer`.
         (Why these options exist, and what each measured on add-jump:
         docs/syntactic_attention_lab_notes.md; tying and the dev-split study:
         docs/dev_splits.md, "The design study".)
@@ -149,7 +154,7 @@ class SyntacticAttention(Seq2SeqModel):
                  syntax_embeddings_initializer=None, syntax_word_noise=0.0,
                  syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, end_only_boundaries=False,
                  first_step_on_words=False, syntax_tying="none", syntax_tied_words=None,
-                 syntax_lender_words=None, **kwargs):
+                 syntax_lender_words=None, weight_initialization="keras", **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
@@ -169,7 +174,7 @@ class SyntacticAttention(Seq2SeqModel):
             syntax_word_noise=syntax_word_noise, syntax_noise_stddev=syntax_noise_stddev,
             syntax_embeddings_l2=syntax_embeddings_l2,
             end_only_boundaries=end_only_boundaries, first_step_on_words=first_step_on_words,
-            syntax_tied_ids=tied_ids,
+            weight_initialization=weight_initialization, syntax_tied_ids=tied_ids,
             syntax_lender_ids=lender_ids, name="backbone")
 
     @classmethod

@@ -6,7 +6,10 @@ import keras
 from keras import ops
 
 from compgen_tf.arguments import non_negative, positive_int, rate
+from compgen_tf.layers.weight_arguments import fresh_initializer
 from compgen_tf.models.backbone import Backbone
+from compgen_tf.models.initialization import (check_weight_initialization, dense_initializers,
+                                              lstm_initializers)
 from compgen_tf.models.lstm_inference import bidirectional_lstm
 from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS
@@ -51,11 +54,12 @@ class SyntaxShift(keras.layers.Layer):
         self.boundary_initializer = keras.initializers.get(boundary_initializer)
 
     def build(self, states_shape, source_ids_shape):
+        # Two independent draws (one shared instance would give both the same vector).
         self.sos_syntax = self.add_weight(shape=(2 * self.units,),
-                                          initializer=self.boundary_initializer,
+                                          initializer=fresh_initializer(self.boundary_initializer),
                                           name="sos_syntax")
         self.eos_syntax = self.add_weight(shape=(2 * self.units,),
-                                          initializer=self.boundary_initializer,
+                                          initializer=fresh_initializer(self.boundary_initializer),
                                           name="eos_syntax")
 
     def call(self, states, source_ids):
@@ -222,6 +226,9 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
         first_step_on_words: whether the first output step (the one fed `<sos>`)
             attends to the words only, never to the source's `<sos>`/`<eos>`: every
             output starts with an action, which must then come from a word.
+        weight_initialization: `"keras"` (Keras' defaults) or `"pytorch"` (the
+            reference code's; `compgen_tf.models.initialization`) for the LSTM cell
+            and the dense layers.
         **kwargs: passed to `RecurrentDecoder`.
 
     Call arguments: see `RecurrentDecoder`; `memory` is `(semantics (B, S, semantic_dim, or
@@ -231,8 +238,9 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
 
     def __init__(self, vocabulary_size, units, semantic_dim, syntax_action=False,
                  nonlinear_semantics=False, end_only_boundaries=False,
-                 first_step_on_words=False, **kwargs):
+                 first_step_on_words=False, weight_initialization="keras", **kwargs):
         super().__init__(vocabulary_size, **kwargs)
+        self.weight_initialization = check_weight_initialization(weight_initialization)
         self.units = positive_int("units", units)
         self.semantic_dim = positive_int("semantic_dim", semantic_dim)
         self.syntax_action = bool(syntax_action)
@@ -243,13 +251,21 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
             raise ValueError("end_only_boundaries needs the paper's linear output function "
                              "of the semantic read-out alone: syntax_action and "
                              "nonlinear_semantics must be false")
-        self.cell = keras.layers.LSTMCell(self.units, name="decoder_cell")
+        scheme = self.weight_initialization
+        self.cell = keras.layers.LSTMCell(self.units, name="decoder_cell",
+                                          **lstm_initializers(self.units, scheme))
+        # The read-out's width as the dense layers see it (see build_sublayers).
+        readout = self.semantic_dim if self.end_only_boundaries else self.readout_dim
         self.semantic_hidden = (keras.layers.Dense(self.semantic_dim, activation="relu",
-                                                   name="semantic_hidden")
+                                                   name="semantic_hidden",
+                                                   **dense_initializers(readout, scheme))
                                 if self.nonlinear_semantics else None)
         # Without a bias, zero semantics (a boundary, or nothing attended) give no action.
+        use_bias = not self.end_only_boundaries
         self.output_projection = keras.layers.Dense(
-            vocabulary_size, use_bias=not self.end_only_boundaries, name="output_projection")
+            vocabulary_size, use_bias=use_bias, name="output_projection",
+            **dense_initializers(self.semantic_dim if self.nonlinear_semantics else readout,
+                                 scheme, use_bias=use_bias))
 
     @property
     def readout_dim(self) -> int:
@@ -353,7 +369,8 @@ class SyntacticAttentionDecoder(RecurrentDecoder):
                        "syntax_action": self.syntax_action,
                        "nonlinear_semantics": self.nonlinear_semantics,
                        "end_only_boundaries": self.end_only_boundaries,
-                       "first_step_on_words": self.first_step_on_words})
+                       "first_step_on_words": self.first_step_on_words,
+                       "weight_initialization": self.weight_initialization})
         return config
 
 
@@ -371,8 +388,8 @@ class SyntacticAttentionBackbone(Backbone):
             sequential_semantics, syntax_action, nonlinear_semantics,
             embeddings_initializer, learned_boundary_semantics, boundary_initializer,
             syntax_embeddings_initializer, syntax_word_noise, syntax_noise_stddev,
-            syntax_embeddings_l2, end_only_boundaries, first_step_on_words: see
-            `SyntacticAttention`.
+            syntax_embeddings_l2, end_only_boundaries, first_step_on_words,
+            weight_initialization: see `SyntacticAttention`.
         syntax_tied_ids, syntax_lender_ids: ids of `SyntacticAttention`'s
             `syntax_tied_words` and `syntax_lender_words` (`TiedRowsEmbedding`).
         **kwargs: passed to `keras.Model` (`name`, `trainable`).
@@ -384,8 +401,9 @@ class SyntacticAttentionBackbone(Backbone):
                  embeddings_initializer="uniform", learned_boundary_semantics=True,
                  boundary_initializer=None, syntax_embeddings_initializer=None,
                  syntax_word_noise=0.0, syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0,
-                 end_only_boundaries=False, first_step_on_words=False, syntax_tied_ids=(),
-                 syntax_lender_ids=(), **kwargs):
+                 end_only_boundaries=False, first_step_on_words=False,
+                 weight_initialization="keras", syntax_tied_ids=(), syntax_lender_ids=(),
+                 **kwargs):
         self.set_vocabulary_sizes(source_vocabulary_size, target_vocabulary_size)
         self.semantic_dim = positive_int("semantic_dim", semantic_dim)
         self.syntax_embedding_dim = positive_int("syntax_embedding_dim", syntax_embedding_dim)
@@ -409,6 +427,8 @@ class SyntacticAttentionBackbone(Backbone):
             raise ValueError("sequential_semantics splits semantic_dim between the two LSTM "
                              f"directions: semantic_dim must be even, got {semantic_dim}")
         self.decoder_units = 2 * self.encoder_units
+        self.weight_initialization = check_weight_initialization(weight_initialization)
+        scheme = self.weight_initialization
         self.embeddings_initializer = _initializer("embeddings_initializer",
                                                    embeddings_initializer)
         self.boundary_initializer = _initializer("boundary_initializer", boundary_initializer,
@@ -429,18 +449,22 @@ class SyntacticAttentionBackbone(Backbone):
         # Semantic stream.
         self.semantic_embedding = keras.layers.Embedding(
             self.source_vocabulary_size, self.semantic_dim,
-            embeddings_initializer=self.embeddings_initializer, name="semantic_embedding")
+            embeddings_initializer=fresh_initializer(self.embeddings_initializer),
+            name="semantic_embedding")
         self.semantic_dropout = keras.layers.Dropout(self.dropout_rate, name="semantic_dropout")
         # Keras' Bidirectional copies the layer it wraps by serializing it. Inside
         # `load_model`'s object-sharing scope, a wrapped LSTM freed after one Bidirectional
         # can pass its id on to the next one's, which is then handed the first one's copy
         # ("Forward layer and backward layer should have different `go_backwards`", seen
         # once in the suite). The wrapped LSTMs therefore live until every copy is made.
-        semantic_lstm = (keras.layers.LSTM(self.semantic_dim // 2, return_sequences=True)
+        semantic_lstm = (keras.layers.LSTM(self.semantic_dim // 2, return_sequences=True,
+                                           **lstm_initializers(self.semantic_dim // 2, scheme))
                          if self.sequential_semantics else None)
-        syntax_lstm = keras.layers.LSTM(self.syntax_units, return_sequences=True)
+        syntax_lstm = keras.layers.LSTM(self.syntax_units, return_sequences=True,
+                                        **lstm_initializers(self.syntax_units, scheme))
         encoder_lstm = keras.layers.LSTM(self.encoder_units, return_sequences=True,
-                                         return_state=True)
+                                         return_state=True,
+                                         **lstm_initializers(self.encoder_units, scheme))
         self.semantic_encoder = None
         if self.sequential_semantics:
             self.semantic_encoder = keras.layers.Bidirectional(semantic_lstm,
@@ -449,7 +473,8 @@ class SyntacticAttentionBackbone(Backbone):
         # A plain Embedding unless rows are tied: a `.keras` file keys its weights by the
         # layer's class, so models saved before tying existed keep loading.
         embedding_arguments = dict(
-            embeddings_initializer=self.syntax_embeddings_initializer,
+            # Not the semantic table's numbers again (the same initializer by default).
+            embeddings_initializer=fresh_initializer(self.syntax_embeddings_initializer),
             embeddings_regularizer=(keras.regularizers.L2(self.syntax_embeddings_l2)
                                     if self.syntax_embeddings_l2 else None),
             name="syntax_embedding")
@@ -471,13 +496,16 @@ class SyntacticAttentionBackbone(Backbone):
         self.syntax_shift = SyntaxShift(self.syntax_units, self.boundary_initializer,
                                         name="syntax_shift")
         self.encoder = keras.layers.Bidirectional(encoder_lstm, name="encoder")
+        # Reads both directions' last states: 2 * encoder_units = decoder_units inputs.
         self.initial_query = keras.layers.Dense(self.decoder_units, activation="relu",
-                                                name="initial_query")
+                                                name="initial_query",
+                                                **dense_initializers(self.decoder_units, scheme))
         self.decoder = SyntacticAttentionDecoder(
             self.target_vocabulary_size, self.decoder_units, self.semantic_dim,
             syntax_action=self.syntax_action, nonlinear_semantics=self.nonlinear_semantics,
             end_only_boundaries=self.end_only_boundaries,
-            first_step_on_words=self.first_step_on_words, name="decoder")
+            first_step_on_words=self.first_step_on_words,
+            weight_initialization=self.weight_initialization, name="decoder")
         # === Functional model ===
         self.finish(*self.inputs_spec(), **kwargs)
 
@@ -559,6 +587,7 @@ class SyntacticAttentionBackbone(Backbone):
             "syntax_embeddings_l2": self.syntax_embeddings_l2,
             "end_only_boundaries": self.end_only_boundaries,
             "first_step_on_words": self.first_step_on_words,
+            "weight_initialization": self.weight_initialization,
             "syntax_tied_ids": getattr(self.syntax_embedding, "tied_ids", []),
             "syntax_lender_ids": getattr(self.syntax_embedding, "lender_ids", []),
         }
