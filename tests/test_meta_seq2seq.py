@@ -193,8 +193,12 @@ def test_evaluate_cli_scores_episodes(trained_run, capsys):
     run_dir, _ = trained_run
     assert main(["--run", str(run_dir), "--splits", "train", "test"]) == 0
     out = capsys.readouterr().out
-    assert "train: exact match 1.0000" in out and "test: exact match 1.0000" in out
-    assert json.loads((run_dir / "metrics.json").read_text())["accuracy"]["train"] == 1.0
+    printed = {line.split(":")[0].strip(): float(line.rsplit(" ", 1)[1])
+               for line in out.strip().splitlines() if "exact match" in line}
+    # Training episodes are drawn afresh: near 100%, not always all of them.
+    assert printed["test"] == 1.0 and printed["train"] >= 0.99
+    train = json.loads((run_dir / "metrics.json").read_text())["accuracy"]["train"]
+    assert f"train: exact match {train:.4f}" in out  # what it prints is what it wrote
 
 
 def test_task_is_required_and_split_rejected(tmp_path, capsys):

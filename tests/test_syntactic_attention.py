@@ -105,6 +105,10 @@ def test_greedy_step_is_the_training_step_with_projected_keys(flags):
 def test_greedy_decoding_without_attention_gives_the_same_ids():
     # Serving decodes with `return_attention=False`: the loop carries no attention tensor.
     model = make_model()
+    # Semantic vectors of unit scale, so that rows translate differently even untrained
+    # (at Keras' U(-0.05, 0.05) every row can give the same action).
+    semantic = model.backbone.get_layer("semantic_embedding").embeddings
+    semantic.assign(np.random.RandomState(0).normal(size=semantic.shape))
     source = ids_of(model, ["jump twice after walk left", "walk", "look around right thrice"])
     with_attention, attention = model.greedy_decode_with_attention(source)
     memory = model.backbone.encode(source)
