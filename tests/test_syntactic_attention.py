@@ -354,32 +354,29 @@ def test_embeddings_initializer_sets_the_scale_of_both_embeddings():
     assert np.abs(zero_syntax.backbone.syntax_shift.sos_syntax.numpy()).max() > 0.5
 
 
-@pytest.mark.parametrize("flags", [{}, ALL_FLAGS], ids=["plain", "all_flags"])
-def test_pytorch_initialization_draws_every_lstm_and_dense_weight_as_the_reference(flags):
+def test_pytorch_initialization_draws_every_lstm_and_dense_weight_as_the_reference():
     """U(-k, k) with k = 1/sqrt(units) for LSTM kernels, U(-2k, 2k) for their (summed) biases
     with no forget-gate 1, U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for dense layers; embeddings
     untouched."""
+    # Every flag on: the semantic LSTM and the semantic hidden layer exist too.
     sizes = dict(semantic_dim=16, syntax_embedding_dim=8, syntax_units=25, encoder_units=16)
-    model = make_model(weight_initialization="pytorch", **dict(sizes, **flags))
+    model = make_model(weight_initialization="pytorch", **dict(sizes, **ALL_FLAGS))
     limits = {}  # weight path -> the largest |value| the reference's draw allows
-    lstms = {"syntax_encoder": 25, "encoder": 16, "decoder_cell": 32}
-    if flags:
-        lstms["semantic_encoder"] = 8
+    lstms = {"syntax_encoder": 25, "encoder": 16, "decoder_cell": 32, "semantic_encoder": 8}
     for weight in model.weights:
         path = weight.path
         for name, units in lstms.items():
             if f"/{path}".split("/")[1] == name or f"/{path}".split("/")[-2] == name:
                 k = 1 / np.sqrt(units)
                 limits[path] = 2 * k if path.endswith("/bias") else k
-    readout = 16 + 32  # syntax_action: [d_i; c_i]
-    fan_ins = {"initial_query": 32, "semantic_hidden": readout if flags else None,
-               "output_projection": 16}  # semantic_dim either way
+    # semantic_hidden reads [d_i; c_i] (syntax_action), the output its semantic_dim units.
+    fan_ins = {"initial_query": 32, "semantic_hidden": 16 + 32, "output_projection": 16}
     for weight in model.weights:
         for name, fan_in in fan_ins.items():
-            if fan_in and f"/{weight.path}".split("/")[-2] == name:
+            if f"/{weight.path}".split("/")[-2] == name:
                 limits[weight.path] = 1 / np.sqrt(fan_in)
     # 3 weights per LSTM direction (the decoder cell has one), 2 per dense layer.
-    assert len(limits) == (27 if flags else 19)
+    assert len(limits) == 27
     for weight in model.weights:
         if weight.path not in limits:
             continue
