@@ -251,3 +251,23 @@ def test_padding_and_xla_change_no_decoded_id(trained_run):
             padded = tf.pad(ids, [[0, 0], [0, width - ids.shape[1]]])
             assert (model.greedy_decode(padded).numpy() == plain).all(), (command, width)
             assert (xla_decode(padded).numpy() == plain).all(), (command, width)
+
+
+def test_translation_traces_its_decoder_once_for_every_batch_shape(trained_run):
+    from compgen_tf.experiments.experiment import load_run_model
+    from compgen_tf.models.seq2seq_model import graph_for_any_ids
+
+    model = load_run_model(trained_run)
+    # Batches of other sizes and lengths, then one split into two batches.
+    first = model.translate(["walk", "run twice"])
+    assert model.translate(["jump around left twice and walk opposite right thrice"] * 3 +
+                            ["walk"], batch_size=2)[-1] == first[0]
+    assert graph_for_any_ids(model, "greedy_decode", 1).experimental_get_tracing_count() == 1
+    # The graph lives outside the model: a reloaded model is not kept alive by it.
+    import gc
+    import weakref
+
+    alive = weakref.ref(model)
+    del model
+    gc.collect()
+    assert alive() is None

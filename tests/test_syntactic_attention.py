@@ -593,8 +593,9 @@ def tiny_scan_model(**kwargs):
                               dropout=0.0, max_output_length=12, **kwargs)
 
 
-@pytest.mark.parametrize("flags", [{}, END_ONLY, SYNTAX_TIE_FIRST_STEP],
-                         ids=["plain", "end_only_boundaries", "syntax_tie_first_step"])
+# The options together in one run: each run costs a trace and hundreds of steps.
+@pytest.mark.parametrize("flags", [{}, dict(END_ONLY, **SYNTAX_TIE_FIRST_STEP)],
+                         ids=["plain", "end_only_boundaries_syntax_tie_first_step"])
 def test_tiny_run_learns_training_set(tmp_path, flags):
     model = tiny_scan_model(**flags)
     split = encode_split(model, EXAMPLES)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import weakref
 
 import keras
 import numpy as np
@@ -288,9 +289,9 @@ class Seq2SeqModel(TrainStep, keras.Model):
             outputs.extend(a.decode() for a in actions.numpy())
         return outputs
 
-    @tf.function(reduce_retracing=True)
     def _greedy_decode_graph(self, source_ids):
-        return self.greedy_decode(source_ids)
+        """`greedy_decode` as one graph for ids of every shape."""
+        return graph_for_any_ids(self, "greedy_decode", 1)(source_ids)
 
     def serve(self, commands):
         """Strings in, strings out, never raising on bad input: the export signature."""
@@ -352,3 +353,25 @@ def _as_str_list(texts):
     if isinstance(texts, str):
         raise TypeError("expected a list of strings, got a single string; wrap it in a list")
     return [t.decode() if isinstance(t, bytes) else str(t) for t in texts]
+
+
+# Each model's decoding graphs, kept outside the model: a tf.function attribute with an
+# input signature would be written into every SavedModel that holds the model.
+_GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def graph_for_any_ids(model, method_name: str, count: int):
+    """`model.<method_name>` as a tf.function of `count` int32 (batch, length) arrays.
+
+    Traced once, for every shape: a function traced on the first call's shapes traces
+    again at the next length before it relaxes them, and each trace of a decoder costs
+    seconds. The function reaches the model through a weak reference, so that the cache
+    does not keep the model alive.
+    """
+    graphs = _GRAPHS.setdefault(model, {})
+    if method_name not in graphs:
+        method, owner = getattr(type(model), method_name), weakref.ref(model)
+        graphs[method_name] = tf.function(
+            lambda *ids: method(owner(), *ids),
+            input_signature=[tf.TensorSpec([None, None], tf.int32)] * count)
+    return graphs[method_name]

@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.models.meta_seq2seq.meta_seq2seq_backbone import MetaSeq2SeqBackbone
-from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list
+from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list, graph_for_any_ids
 from compgen_tf.training.losses import token_cross_entropy
 from compgen_tf.vocabulary import EOS_ID
 
@@ -180,8 +180,11 @@ class MetaSeq2Seq(Seq2SeqModel):
             outputs.extend(a.decode() for a in actions.numpy())
         return outputs
 
-    @tf.function(reduce_retracing=True)
     def _decode_graph(self, support_ids, action_ids, query_ids):
+        return graph_for_any_ids(self, "_greedy_decode_ids", 3)(support_ids, action_ids,
+                                                                query_ids)
+
+    def _greedy_decode_ids(self, support_ids, action_ids, query_ids):
         return self.greedy_decode_episode(support_ids, action_ids, query_ids)[0]
 
     def translate(self, commands, support_commands, support_actions, batch_size=512):
