@@ -20,7 +20,7 @@ train: install
 	$(PY) -m compgen_tf.train --model $(MODEL) $(TRAIN_ARGS)
 
 test: install
-	$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder tests
+	$(PY) -m pytest -q -n 2 --dist loadfile tests
 
 benchmark: install
 	$(PY) benchmarks/seq2seq_speed.py

@@ -12,7 +12,8 @@
     KERAS_BACKEND=torch python tests/backend_worker.py load OUT_DIR FILE.keras [...]
         loads each file and writes OUT_DIR/<file stem>_on_<backend>.npz.
 
-Run as a script in its own process: a process holds one Keras backend.
+Run as a script in its own process: a process holds one Keras backend. The suite runs
+TensorFlow's side in its own process, calling `main`.
 """
 
 import sys
@@ -172,6 +173,9 @@ def main(argv):
     if mode not in ("save", "load"):
         raise SystemExit(f"unknown mode {mode!r}: save or load")
     if mode == "save":
+        # Layer names count the layers made before in the process (the suite's, when
+        # `tests/test_backends.py` runs TensorFlow's side in its own process).
+        keras.backend.clear_session()
         model = every_layer_model()
         rng = np.random.default_rng(0)
         model.set_weights([rng.normal(scale=0.5, size=w.shape).astype("float32")

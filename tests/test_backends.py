@@ -1,7 +1,7 @@
 """The public layers on JAX and PyTorch as well as TensorFlow.
 
-Each backend runs in its own process (a process holds one Keras backend): the layer test
-files again (`run_layer_test` for every layer: config, build, call, fit, saving, mixed
+JAX and PyTorch each run in their own process (a process holds one Keras backend; the suite's
+is TensorFlow): the layer test files again (`run_layer_test` for every layer: config, build, call, fit, saving, mixed
 precision), then the cross-backend checks: the same weights give the same outputs on every
 backend, a `.keras` file saved on one backend loads on the others with those outputs, and
 every seq2seq family's backbone gives the same logits and loss gradients on every backend.
@@ -59,19 +59,32 @@ ALL_BACKENDS = pytest.mark.skipif(not all(map(installed, BACKENDS)),
                                   reason="needs tensorflow, jax and torch")
 
 
+def run_worker(backend: str, args):
+    """`backend_worker.py ARGS` on `backend`: TensorFlow's side in this process (the suite's
+    own backend, which spares two imports of TensorFlow), the others in their own."""
+    if backend == "tensorflow":
+        import keras
+
+        import backend_worker
+
+        assert keras.backend.backend() == "tensorflow"
+        backend_worker.main(args)
+    else:
+        run_on(backend, [str(TESTS / "backend_worker.py"), *args])
+
+
 @pytest.fixture(scope="module")
 def saved_on_every_backend(tmp_path_factory):
     """The every-layer model and the backbones' figures of each backend, and each backend's
-    `.keras` file loaded on the two others: five worker processes, each backend loading the
-    files saved before it in the same process that saves its own."""
+    `.keras` file loaded on the two others: each backend loads the files saved before it
+    where it saves its own, then loads the ones saved after it."""
     out = tmp_path_factory.mktemp("backends")
-    worker = str(TESTS / "backend_worker.py")
     saved = []
     for backend in BACKENDS:
-        run_on(backend, [worker, "save", str(out), *saved])
+        run_worker(backend, ["save", str(out), *saved])
         saved.append(str(out / f"{backend}.keras"))
     for position, backend in enumerate(BACKENDS[:-1]):
-        run_on(backend, [worker, "load", str(out), *saved[position + 1:]])
+        run_worker(backend, ["load", str(out), *saved[position + 1:]])
     return out
 
 
