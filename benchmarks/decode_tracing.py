@@ -6,8 +6,9 @@
 to be a `tf.function(reduce_retracing=True)`: traced on the first batch's shape, traced
 again on the next length, then relaxed. Now it has an input signature of any shape
 (`compgen_tf.models.seq2seq_model.graph_for_any_ids`) and is traced once. Both are timed
-here in one process, after an untimed warm-up, on one freshly built model each (the default configuration's sizes,
-SCAN's vocabularies, untrained), over the same batches: SCAN commands of 1, 3, 5 and 9 words.
+here in one process, after an untimed warm-up, on one freshly built model each (the default
+configuration's sizes, SCAN's vocabularies, untrained), over the same batches: SCAN commands
+of 1, 2, 4 and 9 words.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from benchmark_output import emit  # noqa: E402
 from compgen_tf import registry  # noqa: E402
 from compgen_tf.experiments.config import config_path, load_config  # noqa: E402
 from compgen_tf.models.seq2seq_model import graph_for_any_ids  # noqa: E402
-from compgen_tf.vocabulary import Vocabulary  # noqa: E402
 import tfds_scan  # noqa: E402
 
 BATCHES = [["walk"], ["jump twice", "look left"], ["run around right twice"] * 3,
@@ -39,13 +39,11 @@ BATCHES = [["walk"], ["jump twice", "look left"], ["run around right twice"] * 3
 
 def build(model_name: str, split: str):
     config = load_config(config_path(model_name, split))
-    pairs = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()]
-    words = [Vocabulary.from_texts(side).words
-             for side in ([c for c, _ in pairs], [a for _, a in pairs])]
     keras.utils.set_random_seed(0)
     # Add-jump's training commands: what a model with `syntax_tying` ties its words from.
-    train = [c for c, _ in pairs if c == "jump" or "jump" not in c.split()]
-    model = registry.build_model(model_name, config["model_args"], *words, train_commands=train)
+    train = [c for c in tfds_scan.all_commands() if c == "jump" or "jump" not in c.split()]
+    model = registry.build_model(model_name, config["model_args"],
+                                 *registry.scan_vocabularies(), train_commands=train)
     model.build()
     return model
 

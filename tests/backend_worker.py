@@ -12,8 +12,8 @@
     KERAS_BACKEND=torch python tests/backend_worker.py load OUT_DIR FILE.keras [...]
         loads each file and writes OUT_DIR/<file stem>_on_<backend>.npz.
 
-Run as a script in its own process: a process holds one Keras backend. The suite runs
-TensorFlow's side in its own process, calling `main`.
+Run as a script in its own process: a process holds one Keras backend. For TensorFlow's
+side, `tests/test_backends.py` calls `main` in the suite's own process instead.
 """
 
 import sys
@@ -173,8 +173,8 @@ def main(argv):
     if mode not in ("save", "load"):
         raise SystemExit(f"unknown mode {mode!r}: save or load")
     if mode == "save":
-        # Layer names count the layers made before in the process (the suite's, when
-        # `tests/test_backends.py` runs TensorFlow's side in its own process).
+        # Layer names count the layers made before in the process: the suite's own ones,
+        # when `tests/test_backends.py` calls this for TensorFlow.
         keras.backend.clear_session()
         model = every_layer_model()
         rng = np.random.default_rng(0)

@@ -1,13 +1,13 @@
 """The public layers on JAX and PyTorch as well as TensorFlow.
 
 JAX and PyTorch each run in their own process (a process holds one Keras backend; the suite's
-is TensorFlow): the layer test files again (`run_layer_test` for every layer: config, build, call, fit, saving, mixed
-precision), then the cross-backend checks: the same weights give the same outputs on every
-backend, a `.keras` file saved on one backend loads on the others with those outputs, and
-every seq2seq family's backbone gives the same logits and loss gradients on every backend.
-The equivariance tests run on TensorFlow only: a layer whose outputs equal TensorFlow's to
-1e-5 on the same weights is as equivariant as it is there. A backend that is not installed
-(the `backends` extra) is skipped.
+is TensorFlow): the layer test files again (`run_layer_test` for every layer: config, build,
+call, fit, saving, mixed precision), then the cross-backend checks: the same weights give the
+same outputs on every backend, a `.keras` file saved on one backend loads on the others with
+those outputs, and every seq2seq family's backbone gives the same logits and loss gradients on
+every backend. The equivariance tests run on TensorFlow only: a layer whose outputs equal
+TensorFlow's to 1e-5 on the same weights is as equivariant as it is there. A backend that is
+not installed (the `backends` extra) is skipped.
 """
 
 import importlib.util
