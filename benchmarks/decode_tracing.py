@@ -2,13 +2,13 @@
 
     python benchmarks/decode_tracing.py [--model syntactic_attention] [--out FILE]
 
-`translate` and every evaluation call the model's decoding graph once per batch. It used
-to be a `tf.function(reduce_retracing=True)`: traced on the first batch's shape, traced
-again on the next length, then relaxed. Now it has an input signature of any shape
+`translate` and every evaluation call the model's decoding graph once per batch. It used to be
+a `tf.function(reduce_retracing=True)`: traced on the first batch's shape, traced again on the
+next length, then relaxed. Now it has an input signature of any shape
 (`compgen_tf.models.seq2seq_model.graph_for_any_ids`) and is traced once. Both are timed
-here in one process, after an untimed warm-up, on one freshly built model each (the default
-configuration's sizes, SCAN's vocabularies, untrained), over the same batches: SCAN commands
-of 1, 2, 4 and 9 words.
+(`old_*`: `reduce_retracing`, `new_*`: the signature) here in one process, after an untimed
+warm-up, on one freshly built model each (the default configuration's sizes, SCAN's
+vocabularies, untrained), over the same batches: SCAN commands of 1, 2, 4 and 9 words.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -71,12 +72,12 @@ def main(argv=None):
     new_s, new_out = timed(new_model, new)
     # The two models are built from one seed: the same weights, so the same ids.
     assert all((a == b).all() for a, b in zip(old_out, new_out))
-    emit({"benchmark": "decode_tracing", "model": args.model,
+    emit({"benchmark": "decode_tracing",
+          "command": "python benchmarks/decode_tracing.py " + shlex.join(argv or sys.argv[1:]),
+          "model": args.model,
           "batch_shapes": [[len(b), max(len(c.split()) for c in b)] for b in BATCHES],
-          "reduce_retracing": {"traces": old.experimental_get_tracing_count(),
-                               "seconds": round(old_s, 2)},
-          "input_signature": {"traces": new.experimental_get_tracing_count(),
-                              "seconds": round(new_s, 2)},
+          "old_traces": old.experimental_get_tracing_count(), "old_seconds": round(old_s, 2),
+          "new_traces": new.experimental_get_tracing_count(), "new_seconds": round(new_s, 2),
           "machine": f"{platform.machine()}, {os.cpu_count()} cores",
           "tensorflow": tf.__version__, "keras": keras.__version__}, args.out)
 
