@@ -1,22 +1,33 @@
-"""Greedy decoding of batches of several shapes: traces and seconds, the old way and the new.
+"""Greedy decoding of batches of several shapes: traces and seconds, three ways.
 
     python benchmarks/decode_tracing.py [--model syntactic_attention] [--out FILE]
 
-`translate` and every evaluation call the model's decoding graph once per batch. It used to be
-a `tf.function(reduce_retracing=True)`: traced on the first batch's shape, traced again on the
-next length, then relaxed. Now it has an input signature of any shape
-(`compgen_tf.models.seq2seq_model.graph_for_any_ids`) and is traced once. Both are timed
-(`old_*`: `reduce_retracing`, `new_*`: the signature) here in one process, after an untimed
-warm-up, on one freshly built model each (the default configuration's sizes, SCAN's
-vocabularies, untrained), over the same batches: SCAN commands of 1, 2, 4 and 9 words.
+`translate` and every evaluation call the model's decoding graph once per batch. Three ways
+of making that graph are timed:
+
+- `retracing`: a `tf.function(reduce_retracing=True)`, as before 7707b82: traced on the
+  first batch's shape, traced again on the next length, then relaxed;
+- `signature_autograph`: an input signature of any shape, traced once, with AutoGraph
+  converting the decoder's Python, as from 7707b82;
+- `signature` (the library's way now, `compgen_tf.models.seq2seq_model.graph_for_any_ids`):
+  the same signature, traced without AutoGraph.
+
+Each way runs in a process of its own, because AutoGraph caches what it has converted:
+`cold_seconds` is the first model the process decodes with (what a `train`, `evaluate` or
+`export` command pays), `warm_seconds` a second, freshly built model in the same process
+(what a test worker or a tuning search pays after its first model). Both decode the same
+batches, SCAN commands of 1, 2, 4 and 9 words, with models built from one seed (the default
+configuration's sizes, SCAN's vocabularies, untrained): every way must give the same ids.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import shlex
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -25,20 +36,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-import keras  # noqa: E402
-import tensorflow as tf  # noqa: E402
-
-from benchmark_output import emit  # noqa: E402
-from compgen_tf import registry  # noqa: E402
-from compgen_tf.experiments.config import config_path, load_config  # noqa: E402
-from compgen_tf.models.seq2seq_model import graph_for_any_ids  # noqa: E402
-import tfds_scan  # noqa: E402
-
 BATCHES = [["walk"], ["jump twice", "look left"], ["run around right twice"] * 3,
            ["jump around left twice and walk opposite right thrice"] * 4]
+WAYS = ("retracing", "signature_autograph", "signature")
 
 
 def build(model_name: str, split: str):
+    import keras
+
+    import tfds_scan
+    from compgen_tf import registry
+    from compgen_tf.experiments.config import config_path, load_config
+
     config = load_config(config_path(model_name, split))
     keras.utils.set_random_seed(0)
     # Add-jump's training commands: what a model with `syntax_tying` ties its words from.
@@ -49,11 +58,37 @@ def build(model_name: str, split: str):
     return model
 
 
+def decoder(model, way: str):
+    import tensorflow as tf
+
+    from compgen_tf.models.seq2seq_model import graph_for_any_ids
+
+    if way == "retracing":
+        return tf.function(model.greedy_decode, reduce_retracing=True)
+    if way == "signature_autograph":
+        return tf.function(model.greedy_decode,
+                           input_signature=[tf.TensorSpec([None, None], tf.int32)])
+    return graph_for_any_ids(model, "greedy_decode", 1)
+
+
 def timed(model, decode):
+    import tensorflow as tf
+
     ids = [model.encode_commands(tf.constant(batch))[0] for batch in BATCHES]
     started = time.perf_counter()
-    outputs = [decode(batch).numpy() for batch in ids]
-    return time.perf_counter() - started, outputs
+    outputs = [decode(batch).numpy().tolist() for batch in ids]
+    return round(time.perf_counter() - started, 2), outputs
+
+
+def one_way(model_name: str, split: str, way: str) -> dict:
+    """Cold, then warm: two models of one process decoding the batches `way`."""
+    result = {}
+    for when in ("cold", "warm"):
+        model = build(model_name, split)
+        decode = decoder(model, way)
+        result[f"{when}_seconds"], result["ids"] = timed(model, decode)
+        result["traces"] = decode.experimental_get_tracing_count()
+    return result
 
 
 def main(argv=None):
@@ -61,23 +96,29 @@ def main(argv=None):
     parser.add_argument("--model", default="syntactic_attention")
     parser.add_argument("--split", default="addprim_jump")
     parser.add_argument("--out")
+    parser.add_argument("--way", choices=WAYS, help=argparse.SUPPRESS)  # a child process
     args = parser.parse_args(argv)
-    # A first trace in the process pays one-time costs: spent on a third model, untimed.
-    warm = build(args.model, args.split)
-    timed(warm, graph_for_any_ids(warm, "greedy_decode", 1))
-    old_model, new_model = build(args.model, args.split), build(args.model, args.split)
-    old = tf.function(old_model.greedy_decode, reduce_retracing=True)
-    old_s, old_out = timed(old_model, old)
-    new = graph_for_any_ids(new_model, "greedy_decode", 1)
-    new_s, new_out = timed(new_model, new)
-    # The two models are built from one seed: the same weights, so the same ids.
-    assert all((a == b).all() for a, b in zip(old_out, new_out))
+    if args.way:
+        print(json.dumps(one_way(args.model, args.split, args.way)))
+        return
+    results = {}
+    for way in WAYS:
+        child = subprocess.run([sys.executable, __file__, "--model", args.model, "--split",
+                                args.split, "--way", way], capture_output=True, text=True,
+                               check=True)
+        results[way] = json.loads(child.stdout.strip().splitlines()[-1])
+    ids = [results[way].pop("ids") for way in WAYS]
+    assert all(other == ids[0] for other in ids[1:]), "the ways decoded different ids"
+    import keras
+    import tensorflow as tf
+
+    from benchmark_output import emit
+
     emit({"benchmark": "decode_tracing",
           "command": "python benchmarks/decode_tracing.py " + shlex.join(argv or sys.argv[1:]),
           "model": args.model,
           "batch_shapes": [[len(b), max(len(c.split()) for c in b)] for b in BATCHES],
-          "old_traces": old.experimental_get_tracing_count(), "old_seconds": round(old_s, 2),
-          "new_traces": new.experimental_get_tracing_count(), "new_seconds": round(new_s, 2),
+          **{f"{way}_{key}": value for way in WAYS for key, value in results[way].items()},
           "machine": f"{platform.machine()}, {os.cpu_count()} cores",
           "tensorflow": tf.__version__, "keras": keras.__version__}, args.out)
 

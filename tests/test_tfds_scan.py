@@ -408,6 +408,29 @@ def test_load_splits_equal_load_examples(tfds_data_dir):
     )
 
 
+
+def test_load_pairs_equal_load_examples_from_one_read_of_train(tmp_path, monkeypatch):
+    from tfds_scan import loader
+
+    reads = []
+    real_load = loader.load
+    monkeypatch.setattr(loader, "load", lambda name, split, **kw: (
+        reads.append((name, split)), real_load(name, split, **kw))[1])
+    for carve in ({}, {"validation_carve": "tail", "validation_fraction": 0.2},
+                  {"validation_seed": 5}):
+        for split in ("train", "fit", "validation", "test"):
+            pairs = tfds_scan.load_pairs("simple_p1", split, data_dir=tmp_path, **carve)
+            assert pairs == tfds_scan.load_examples("simple_p1", split, **carve), (split, carve)
+    # Each official split was read once; fit and validation are lines of the train read.
+    assert sorted(reads) == [("simple_p1", "test"), ("simple_p1", "train")]
+    # What a caller gets is its own list: changing it changes no later answer.
+    pairs = tfds_scan.load_pairs("simple_p1", "train", data_dir=tmp_path)
+    pairs.clear()
+    assert tfds_scan.load_pairs("simple_p1", "train", data_dir=tmp_path)
+    # Another data directory is another dataset, read from its own files.
+    tfds_scan.load_pairs("simple_p1", "train", data_dir=tmp_path / "other")
+    assert reads[-1] == ("simple_p1", "train") and len(reads) == 3
+
 def test_load_uses_data_dir_from_environment(tfds_data_dir, monkeypatch):
     monkeypatch.setenv("COMPGEN_TF_DATA_DIR", tfds_data_dir)
     assert str(tfds_scan.default_data_dir()) == tfds_data_dir

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import fcntl
 import os
 from pathlib import Path
@@ -62,21 +63,54 @@ def build_once(make_builder, data_dir: Path):
     return builder
 
 
-def load_pairs(name: str, split: str = "train", **kwargs) -> list[tuple[str, str]]:
+def load_pairs(
+    name: str,
+    split: str = "train",
+    *,
+    validation_fraction: float = 0.1,
+    validation_seed: int = 0,
+    validation_carve: str = "random",
+    data_dir: str | os.PathLike | None = None,
+) -> list[tuple[str, str]]:
     """``load`` as a list of ``(command, actions)`` (SCAN) or ``(source, target)`` (MT)
-    string pairs, in the same order.
+    string pairs, in the same order; the arguments are ``load``'s.
 
     Equal to ``load_examples`` / ``mt.load_mt_examples`` (which make the same pairs without
     TFDS files); the training tools read their data through this, i.e. through the TFDS
-    builders.
+    builders. Each official split is read once per process and data directory (a built
+    split does not change): a run asks for train, fit, validation and test, and ``fit`` and
+    ``validation`` are the train lines that ``splits.split_line_indices`` names, so they
+    cost no read of their own.
     """
+    if name in mt.CONFIG_NAMES:
+        official = mt.SPLITS
+        mt.check_split_name(split)
+    else:
+        official = ("train", "test")
+        splits.check_config_name(name)
+        splits.check_split_name(split)
+    splits.check_validation_fraction(validation_fraction)
+    splits.check_validation_carve(validation_carve)
+    data_dir = os.fspath(Path(data_dir if data_dir else default_data_dir()).resolve())
+    if split in official:
+        return list(_official_pairs(name, split, data_dir))
+    train = _official_pairs(name, "train", data_dir)
+    lines = splits.split_line_indices(len(train), split,
+                                      validation_fraction=validation_fraction,
+                                      validation_seed=validation_seed,
+                                      validation_carve=validation_carve)
+    return [train[line] for line in lines]
+
+
+@functools.lru_cache(maxsize=16)
+def _official_pairs(name: str, split: str, data_dir: str) -> tuple[tuple[str, str], ...]:
     source, target = ("source", "target") if name in mt.CONFIG_NAMES else ("commands", "actions")
     pairs = []
     # In batches: one Python step per example costs seconds on a 20,000-line split.
-    for batch in load(name, split, **kwargs).batch(8192).as_numpy_iterator():
+    for batch in load(name, split, data_dir=data_dir).batch(8192).as_numpy_iterator():
         pairs.extend(zip([text.decode() for text in batch[source]],
                          [text.decode() for text in batch[target]]))
-    return pairs
+    return tuple(pairs)
 
 
 def load(

@@ -27,6 +27,8 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
+from compgen_tf.training.train_step import AUTOGRAPH
+
 SIGNATURE_INPUT = "commands"
 EPISODE_INPUTS = ("support_commands", "support_actions", "query_commands")
 # `xla_single_command`: widths (in ids) compiled without padding; wider commands are padded.
@@ -53,13 +55,14 @@ def export_model(model, out_dir, xla_single_command: bool = False) -> Path:
     if hasattr(model, "serve_episode"):  # a meta seq2seq learner: one episode per call
         strings = [tf.TensorSpec([None], tf.string, name=name) for name in EPISODE_INPUTS]
 
-        @tf.function(input_signature=strings)
+        @tf.function(input_signature=strings, autograph=AUTOGRAPH)
         def serve(support_commands, support_actions, query_commands):
             return model.serve_episode(support_commands, support_actions, query_commands)
     elif xla_single_command:
         serve = _serve_single_commands_with_xla(model)
     else:
-        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)],
+                 autograph=AUTOGRAPH)
         def serve(commands):
             return model.serve(commands)
 
@@ -85,7 +88,7 @@ def _serve_single_commands_with_xla(model):
     while widths[-1] < longest:
         widths.append(min(2 * widths[-1], longest))
 
-    @tf.function(jit_compile=True)
+    @tf.function(jit_compile=True, autograph=AUTOGRAPH)
     def decode_padded(source_ids):
         return model.greedy_decode(source_ids)
 
@@ -98,7 +101,8 @@ def _serve_single_commands_with_xla(model):
         index = tf.reduce_sum(tf.cast(tf.constant(widths) < tf.shape(source_ids)[1], tf.int32))
         return tf.switch_case(index, [padded_to(width, source_ids) for width in widths])
 
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)])
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)],
+                 autograph=AUTOGRAPH)
     def serve(commands):
         source_ids, error = model.encode_commands(commands)
         output_ids = tf.cond(tf.equal(tf.shape(source_ids)[0], 1),

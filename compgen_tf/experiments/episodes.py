@@ -123,15 +123,17 @@ def train_meta_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
                       lambda m: evaluate_episodes(m, validation)[0], seed=seed,
                       verbose=verbose, defaults=META_TRAINING_DEFAULTS, schedule="once",
                       extend=extend)
-    metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose)
+    metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose, model=model)
     account_warm_start(run_dir, summary, metrics)
     metrics.update(summary, command=command)
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
     return metrics
 
 
-def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> dict:
+def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1,
+                 model=None) -> dict:
     """Scores a run's best model on its episodes; updates `metrics.json` and `errors_<part>.jsonl`.
+    `model`: the run's own model, which takes the best weights (`load_run_model`).
 
     "train" = the run's first 20 training episodes, "validation" = its validation
     episodes, "test" = the task's test episodes.
@@ -139,7 +141,7 @@ def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> di
     run_dir = Path(run_dir)
     config = json.loads((run_dir / "config.json").read_text())
     task, data = config["split"], config.get("data", {})
-    model = load_run_model(run_dir)
+    model = load_run_model(run_dir, into=model)
     parts = {"train": lambda: [episodes.training_episode(task, config["seed"], i)
                                for i in range(20)],
              "validation": lambda: episodes.validation_episodes(

@@ -251,14 +251,22 @@ def copy_checkpoint(source_run, run_dir) -> dict:
     return record
 
 
-def load_run_model(run_dir):
-    """The best model of a run directory."""
+def load_run_model(run_dir, into=None):
+    """The best model of a run directory.
+
+    `into`: the run's own model, just trained: the best weights are loaded into it and it
+    is returned. The graphs traced for it while validating (greedy decoding above all) then
+    serve the final evaluation too, where a fresh copy from the file would trace them again.
+    """
     from compgen_tf.training.callbacks import BEST_MODEL
 
     path = Path(run_dir) / BEST_MODEL
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: is {run_dir} a finished training run?")
     import compgen_tf.models  # noqa: F401  (registers the model classes for deserialization)
+    if into is not None:
+        into.load_weights(path)
+        return into
     return keras.saving.load_model(path)
 
 

@@ -124,7 +124,7 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
         shutil.rmtree(run_dir)
         wait_for_workers(strategy)
         return None
-    metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose)
+    metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose, model=model)
     account_warm_start(run_dir, summary, metrics)
     metrics.update(summary, command=command)
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
@@ -165,13 +165,14 @@ def vocabularies(train_examples):
             Vocabulary.from_texts((a for _, a in train_examples), name="target"))
 
 
-def evaluate_run(run_dir, splits=None, verbose: int = 1) -> dict:
+def evaluate_run(run_dir, splits=None, verbose: int = 1, model=None) -> dict:
     """Exact-match accuracy (and, on the English-French set, BLEU) of a run's best model on
-    `splits` (default `evaluated_splits` of its split); writes metrics and errors."""
+    `splits` (default `evaluated_splits` of its split); writes metrics and errors.
+    `model`: the run's own model, which takes the best weights (`load_run_model`)."""
     run_dir = Path(run_dir)
     config = json.loads((run_dir / "config.json").read_text())
     splits = evaluated_splits(config["split"]) if splits is None else splits
-    model = load_run_model(run_dir)
+    model = load_run_model(run_dir, into=model)
     translation = is_translation(config["split"])
     accuracy, bleu, started = {}, {}, time.perf_counter()
     for part in splits:

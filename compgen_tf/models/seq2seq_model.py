@@ -12,7 +12,7 @@ import tensorflow as tf
 from compgen_tf.layers import WeightedAutomaton
 from compgen_tf.models.preprocessor import GRAMMARS, Seq2SeqPreprocessor, grammar_check
 from compgen_tf.training.losses import token_cross_entropy
-from compgen_tf.training.train_step import TrainStep
+from compgen_tf.training.train_step import AUTOGRAPH, TrainStep
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, Vocabulary
 
 class Seq2SeqModel(TrainStep, keras.Model):
@@ -365,13 +365,14 @@ def graph_for_any_ids(model, method_name: str, count: int):
 
     Traced once, for every shape: a function traced on the first call's shapes traces
     again at the next length before it relaxes them, and each trace of a decoder costs
-    seconds. The function reaches the model through a weak reference, so that the cache
-    does not keep the model alive.
+    seconds. Traced without AutoGraph (see `AUTOGRAPH`). The function reaches the model
+    through a weak reference, so that the cache does not keep the model alive.
     """
     graphs = _GRAPHS.setdefault(model, {})
     if method_name not in graphs:
         method, owner = getattr(type(model), method_name), weakref.ref(model)
         graphs[method_name] = tf.function(
             lambda *ids: method(owner(), *ids),
-            input_signature=[tf.TensorSpec([None, None], tf.int32)] * count)
+            input_signature=[tf.TensorSpec([None, None], tf.int32)] * count,
+            autograph=AUTOGRAPH)
     return graphs[method_name]

@@ -104,8 +104,11 @@ def wait_for_workers(strategy):
     import tensorflow as tf
 
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        from compgen_tf.training.train_step import AUTOGRAPH
+
         tf.function(lambda: strategy.reduce(
-            tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), axis=None))()
+            tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), axis=None),
+            autograph=AUTOGRAPH)()
 
 
 # Far apart, so that replicas' streams (the state's second word counts up by one per draw)

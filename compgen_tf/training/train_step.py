@@ -8,6 +8,13 @@ import tensorflow as tf
 
 from compgen_tf.models.unrolling import unrolled_recurrences
 
+# Every `tf.function` of the library is traced without AutoGraph: its loops are written
+# out as `keras.ops` / `tf` control flow (Keras does not convert its own train step either),
+# and converting the decoders' Python made a process's first trace of a decoder about
+# three times slower (benchmarks/decode_tracing.py), which every `train`, `evaluate` and
+# `export` command pays. A tensor used as a Python condition fails loudly.
+AUTOGRAPH = False
+
 
 class TrainStep:
     """A mixin for `keras.Model` task models: `compile` settings and `train_step`.
@@ -124,7 +131,7 @@ class TrainStep:
                 # tf.function of one code object together and warns of "retracing" at the
                 # sixth shape; one trace per shape is what is meant here.
                 steps[shape] = tf.function(functools.partial(self._unrolled_train_step),
-                                           jit_compile=self.jit_compile)
+                                           jit_compile=self.jit_compile, autograph=AUTOGRAPH)
             return steps[shape](data)
 
         self.train_function = train_function
