@@ -284,15 +284,17 @@ def test_a_run_scores_its_best_weights_on_the_decoder_that_validation_traced(tmp
     from compgen_tf.models.seq2seq_model import graph_for_any_ids
 
     experiment = registry.spec("seq2seq").experiment
-    overrides = [s for s in TINY_SETTINGS if s != "--set"] + ["training.max_steps=40"]
+    overrides = [s for s in TINY_SETTINGS if s != "--set"] + ["training.max_steps=4",
+                                                              "training.eval_every=2"]
     config = experiment.resolve_config("seq2seq", "simple_p1", overrides=overrides)
     model = experiment.build(config, 0)
-    metrics = experiment.train(config, tmp_path / "run", seed=0, verbose=0, model=model)
-    # 40 steps decode no <eos>: validation scores 0 at step 20 and again at step 40, which
-    # is no improvement, so the best weights are step 20's: the last ones (which steps 21
-    # to 40 moved) would fail the comparison below.
-    assert (metrics["best_step"], metrics["steps"]) == (20, 40)
-    assert set(metrics["accuracy"]) == {"train", "validation", "test"}
+    metrics = experiment.train(config, tmp_path / "run", seed=0, verbose=0, model=model,
+                               evaluate_splits=["train", "validation"])
+    # 4 steps decode no <eos>: validation scores 0 at step 2 and again at step 4, which is
+    # no improvement, so the best weights are step 2's: the last ones (which steps 3 and 4
+    # moved) would fail the comparison below.
+    assert (metrics["best_step"], metrics["steps"]) == (2, 4)
+    assert set(metrics["accuracy"]) == {"train", "validation"}
     best = keras.saving.load_model(tmp_path / "run" / "best_model.keras")
     for kept, saved in zip(model.weights, best.weights):
         np.testing.assert_array_equal(kept.numpy(), saved.numpy(), err_msg=kept.path)
