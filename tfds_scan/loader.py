@@ -82,15 +82,7 @@ def load_pairs(
     ``validation`` are the train lines that ``splits.split_line_indices`` names, so they
     cost no read of their own.
     """
-    if name in mt.CONFIG_NAMES:
-        official = mt.SPLITS
-        mt.check_split_name(split)
-    else:
-        official = ("train", "test")
-        splits.check_config_name(name)
-        splits.check_split_name(split)
-    splits.check_validation_fraction(validation_fraction)
-    splits.check_validation_carve(validation_carve)
+    official = _checked_official_splits(name, split, validation_fraction, validation_carve)
     data_dir = os.fspath(Path(data_dir if data_dir else default_data_dir()).resolve())
     if split in official:
         return list(_official_pairs(name, split, data_dir))
@@ -100,6 +92,20 @@ def load_pairs(
                                       validation_seed=validation_seed,
                                       validation_carve=validation_carve)
     return [train[line] for line in lines]
+
+
+def _checked_official_splits(name, split, validation_fraction, validation_carve):
+    """The official splits of config `name`, once `load`'s arguments are checked."""
+    if name in mt.CONFIG_NAMES:
+        mt.check_split_name(split)
+        official = mt.SPLITS
+    else:
+        splits.check_config_name(name)
+        splits.check_split_name(split)
+        official = ("train", "test")
+    splits.check_validation_fraction(validation_fraction)
+    splits.check_validation_carve(validation_carve)
+    return official
 
 
 @functools.lru_cache(maxsize=16)
@@ -151,15 +157,8 @@ def load(
         >>> next(iter(ds))["commands"].numpy()
         b'jump opposite right twice and turn opposite right thrice'
     """
-    if name in mt.CONFIG_NAMES:
-        builder_class, official = OfflineMT, mt.SPLITS
-        mt.check_split_name(split)
-    else:
-        builder_class, official = OfflineScan, ("train", "test")
-        splits.check_config_name(name)
-        splits.check_split_name(split)
-    splits.check_validation_fraction(validation_fraction)
-    splits.check_validation_carve(validation_carve)
+    official = _checked_official_splits(name, split, validation_fraction, validation_carve)
+    builder_class = OfflineMT if name in mt.CONFIG_NAMES else OfflineScan
     data_dir = Path(data_dir if data_dir else default_data_dir())
     builder = build_once(lambda: builder_class(config=name, data_dir=os.fspath(data_dir)),
                          data_dir)
