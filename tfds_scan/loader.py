@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import contextlib
-import functools
 import fcntl
+import functools
 import os
 from pathlib import Path
 

@@ -62,7 +62,7 @@ def export_model(model, out_dir, xla_single_command: bool = False) -> Path:
         serve = _serve_single_commands_with_xla(model)
     else:
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)],
-                 autograph=AUTOGRAPH)
+                     autograph=AUTOGRAPH)
         def serve(commands):
             return model.serve(commands)
 
