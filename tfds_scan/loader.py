@@ -86,12 +86,9 @@ def load_pairs(
     data_dir = os.fspath(Path(data_dir if data_dir else default_data_dir()).resolve())
     if split in official:
         return list(_official_pairs(name, split, data_dir))
-    train = _official_pairs(name, "train", data_dir)
-    lines = splits.split_line_indices(len(train), split,
-                                      validation_fraction=validation_fraction,
-                                      validation_seed=validation_seed,
-                                      validation_carve=validation_carve)
-    return [train[line] for line in lines]
+    return splits.carved(_official_pairs(name, "train", data_dir), split,
+                         validation_fraction=validation_fraction,
+                         validation_seed=validation_seed, validation_carve=validation_carve)
 
 
 def _checked_official_splits(name, split, validation_fraction, validation_carve):

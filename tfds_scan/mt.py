@@ -87,9 +87,5 @@ def load_mt_examples(name: str, split: str = "train", *, validation_fraction: fl
     examples = mt_examples(name)
     if split in ("test", "daxy"):
         return examples[split]
-    train = examples["train"]
-    lines = splits.split_line_indices(len(train), split,
-                                      validation_fraction=validation_fraction,
-                                      validation_seed=validation_seed,
-                                      validation_carve=validation_carve)
-    return [train[line] for line in lines]
+    return splits.carved(examples["train"], split, validation_fraction=validation_fraction,
+                         validation_seed=validation_seed, validation_carve=validation_carve)

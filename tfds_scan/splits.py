@@ -591,12 +591,12 @@ def load_examples(
     examples = split_examples(name)
     if split == "test":
         return examples["test"]
-    train = examples["train"]
-    lines = split_line_indices(
-        len(train),
-        split,
-        validation_fraction=validation_fraction,
-        validation_seed=validation_seed,
-        validation_carve=validation_carve,
-    )
-    return [train[line] for line in lines]
+    return carved(examples["train"], split, validation_fraction=validation_fraction,
+                  validation_seed=validation_seed, validation_carve=validation_carve)
+
+
+def carved(train, split: str, **carve) -> list:
+    """The items of ``train`` (a split's official train lines) that ``split`` ("fit" or
+    "validation") keeps, in order: ``split_line_indices`` applied to them. ``carve``: its
+    ``validation_*`` arguments."""
+    return [train[line] for line in split_line_indices(len(train), split, **carve)]
