@@ -15,7 +15,17 @@ initializer (seeds 0..K-1). Because `jump`'s row changes neither the training lo
 validation score on add-jump (the shift hides a one-word command's only word from every key
 that is used), a run trained with any other draw for that row would have followed exactly the
 same trajectory and selected the same checkpoint: the K scores are the test accuracies that
-this run would have had under K other initial values of that one row.
+this run would have had under K other initial values of that one row, drawn on its own.
+Runs trained before 2026-11-30 did not draw it on its own: one seeded initializer drew
+both of their tables, so the syntactic table was the first numbers of the semantic table's
+draw, and `jump`'s syntactic row was also where parts of other words' (trained) semantic rows
+started. Where each run's own row ranks among its K draws
+(`trained_quantile`, pooled as `trained_quantile_mean`; 0.5 expected for a typical draw) says
+whether that coupling mattered.
+
+    python scripts/sa_jump_syntax_swap.py --repool FILE
+
+recomputes the pooled summary of a file written before a summary was added.
 """
 
 from __future__ import annotations
@@ -82,21 +92,45 @@ def score_run(run_dir: Path, sample, draws: int = 0, model=None) -> dict:
             scores["jump_row_draws"] = drawn
             scores["jump_row_draws_mean"] = float(np.mean(drawn))
             scores["jump_row_draws_median"] = float(np.median(drawn))
+            scores.update(rank_among_draws(scores["trained"], drawn))
     finally:
         embedding.assign(original)
     return scores
 
 
+def rank_among_draws(trained: float, drawn: list) -> dict:
+    """Where the run's own row scores among the draws: how many draws score lower, how many
+    the same, and its mid-rank quantile (0: below every draw, 1: above every draw).
+
+    If the run's own row were one more independent draw, the quantile would be uniform over
+    runs. It is not independent when the model drew `jump`'s syntactic row together with
+    other weights (before 2026-11-30 the syntactic table was the start of the semantic table's
+    draw), so a mean quantile far from 0.5 says the own row was not a typical draw."""
+    drawn = np.asarray(drawn)
+    below, tied = int(np.sum(drawn < trained)), int(np.sum(drawn == trained))
+    return {"draws_below_trained": below, "draws_tied_with_trained": tied,
+            "trained_quantile": (below + tied / 2) / len(drawn)}
+
+
 def pooled_draws(results: dict) -> dict:
-    """Per configuration (a run's parent directory): the draws of all its runs, pooled."""
+    """Per configuration (a run's parent directory): the draws of all its runs, pooled, and
+    how the runs' own rows ranked among their draws."""
     pooled = {}
     for run, scores in results.items():
         if "jump_row_draws" in scores:
-            pooled.setdefault(str(Path(run).parent), []).extend(scores["jump_row_draws"])
-    return {config: {"runs_x_draws": len(draws), "mean": float(np.mean(draws)),
-                     "median": float(np.median(draws)), "std": float(np.std(draws)),
-                     "fraction_at_least_0.9": float(np.mean(np.asarray(draws) >= 0.9))}
-            for config, draws in pooled.items()}
+            pooled.setdefault(str(Path(run).parent), []).append(scores)
+    summary = {}
+    for config, runs in pooled.items():
+        draws = np.concatenate([scores["jump_row_draws"] for scores in runs])
+        ranks = [rank_among_draws(scores["trained"], scores["jump_row_draws"]) for scores in runs]
+        summary[config] = {
+            "runs_x_draws": len(draws), "mean": float(np.mean(draws)),
+            "median": float(np.median(draws)), "std": float(np.std(draws)),
+            "fraction_at_least_0.9": float(np.mean(draws >= 0.9)),
+            "runs": len(runs),
+            "trained_quantile_mean": float(np.mean([rank["trained_quantile"] for rank in ranks])),
+            "trained_below_every_draw": sum(rank["trained_quantile"] == 0 for rank in ranks)}
+    return summary
 
 
 def test_sample(size: int, seed: int, parser) -> list:
@@ -110,7 +144,10 @@ def test_sample(size: int, seed: int, parser) -> list:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--runs", nargs="+", required=True, help="finished add-jump run directories")
+    parser.add_argument("--runs", nargs="+", help="finished add-jump run directories")
+    parser.add_argument("--repool", type=Path,
+                        help="instead of scoring runs, recompute the pooled summary of a file "
+                             "this script wrote (for summaries added since it was written)")
     parser.add_argument("--sample", type=int, default=1000, help="test commands scored")
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--draws", type=int, default=0,
@@ -119,6 +156,15 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.draws < 0:
         parser.error("--draws must be >= 0")
+    if bool(args.runs) == bool(args.repool):
+        parser.error("give either --runs or --repool")
+    if args.repool:
+        record = json.loads(args.repool.read_text())
+        record["pooled_draws"] = pooled_draws(record["accuracy_on_sample"])
+        record["pooled_by"] = "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])])
+        args.repool.write_text(json.dumps(record, indent=2) + "\n")
+        print(json.dumps(record["pooled_draws"], indent=2))
+        return 0
     sample = test_sample(args.sample, args.sample_seed, parser)
     results = {}
     for run in args.runs:
