@@ -46,6 +46,9 @@ from compgen_tf.experiments.scan import load_run_model
 from compgen_tf.versions import package_versions
 
 VERBS = ("walk", "run", "look", "jump")
+# What every file of this script is: it explains test scores that were already seen.
+PROVENANCE = {"kind": "diagnosis", "reason": "scores finished runs on a fixed sample of test "
+              "commands to explain their test scores; no setting is chosen with it"}
 
 
 def replacement_rows(table: np.ndarray, ids: dict) -> dict:
@@ -161,6 +164,7 @@ def main(argv=None) -> int:
     if args.repool:
         record = json.loads(args.repool.read_text())
         record["pooled_draws"] = pooled_draws(record["accuracy_on_sample"])
+        record["provenance"] = PROVENANCE
         record["pooled_by"] = "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])])
         args.repool.write_text(json.dumps(record, indent=2) + "\n")
         print(json.dumps(record["pooled_draws"], indent=2))
@@ -172,7 +176,7 @@ def main(argv=None) -> int:
         print(run, json.dumps(results[run]))
     record = {"command": "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
               "sample": args.sample, "sample_seed": args.sample_seed, "draws": args.draws,
-              "versions": package_versions(), "accuracy_on_sample": results,
+              "provenance": PROVENANCE, "versions": package_versions(), "accuracy_on_sample": results,
               "pooled_draws": pooled_draws(results)}
     Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
     return 0
