@@ -19,8 +19,12 @@ install: $(VENV)/.installed
 train: install
 	$(PY) -m compgen_tf.train --model $(MODEL) $(TRAIN_ARGS)
 
+# Two workers, one TensorFlow thread each (subprocesses inherit it): on two cores, TF's
+# default pools of a thread per core in each worker oversubscribe them (one thread took
+# 0.95 of the default's time: results/benchmarks/suite_threads.json).
 test: install
-	$(PY) -m pytest -q -n 2 --dist loadfile tests
+	TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1 \
+		$(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests
 
 benchmark: install
 	$(PY) benchmarks/seq2seq_speed.py

@@ -57,7 +57,9 @@ def run_layer_test(layer_cls, init_kwargs: dict, input_data, expected_output_sha
         run_precision_check: build under the `mixed_bfloat16` policy and check that
             the weights stay float32 and the output is bfloat16.
         tmp_path: a directory for the `.keras` round trip (skipped without one).
-        jit_compile: passed to `compile` for the training check.
+        jit_compile: passed to `compile` for the training check on TensorFlow. JAX always
+            compiles it, as its own default does: unjitted, every op and every scan step
+            would dispatch on its own, which nobody trains with and which takes twice as long.
     """
     input_data = _as_list(input_data)
     expected = [tuple(s) for s in (expected_output_shape
@@ -100,7 +102,7 @@ def run_layer_test(layer_cls, init_kwargs: dict, input_data, expected_output_sha
         train_model = keras.Model(model.inputs, _first(model.outputs))
         before = [numpy(w).copy() for w in layer.trainable_weights]
         train_model.compile(optimizer=keras.optimizers.SGD(0.1), loss="mse",
-                            jit_compile=jit_compile)
+                            jit_compile=jit_compile or keras.backend.backend() == "jax")
         target = np.ones(expected[0], np.float32)
         history = train_model.fit(input_data, target, batch_size=len(target), epochs=2,
                                   verbose=0)
