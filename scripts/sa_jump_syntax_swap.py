@@ -112,7 +112,26 @@ def rank_among_draws(trained: float, drawn: list) -> dict:
     drawn = np.asarray(drawn)
     below, tied = int(np.sum(drawn < trained)), int(np.sum(drawn == trained))
     return {"draws_below_trained": below, "draws_tied_with_trained": tied,
+            "draws_above_trained": len(drawn) - below - tied,
             "trained_quantile": (below + tied / 2) / len(drawn)}
+
+
+def chance_of_ranks_this_low(ranks: list) -> float:
+    """The exact chance that as many independent typical draws rank as low or lower: each
+    run's own row, were it one more draw, would have a count of draws below it uniform on
+    0..draws, independently over runs; this is the chance that the counts' sum is at most the
+    observed one (ties counted half, as in `trained_quantile`). One-sided, for rows that rank
+    low."""
+    if not ranks:
+        raise ValueError("no ranks to test")
+    total = np.array([1.0])
+    observed = 0.0
+    for rank in ranks:
+        draws = rank["draws_below_trained"] + rank["draws_tied_with_trained"] + \
+            rank["draws_above_trained"]
+        total = np.convolve(total, np.full(draws + 1, 1.0 / (draws + 1)))
+        observed += rank["draws_below_trained"] + rank["draws_tied_with_trained"] / 2
+    return float(total[:int(np.floor(observed)) + 1].sum())
 
 
 def pooled_draws(results: dict) -> dict:
@@ -132,7 +151,8 @@ def pooled_draws(results: dict) -> dict:
             "fraction_at_least_0.9": float(np.mean(draws >= 0.9)),
             "runs": len(runs),
             "trained_quantile_mean": float(np.mean([rank["trained_quantile"] for rank in ranks])),
-            "trained_below_every_draw": sum(rank["trained_quantile"] == 0 for rank in ranks)}
+            "trained_below_every_draw": sum(rank["trained_quantile"] == 0 for rank in ranks),
+            "chance_of_ranks_this_low": chance_of_ranks_this_low(ranks)}
     return summary
 
 

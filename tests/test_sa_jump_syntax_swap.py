@@ -1,6 +1,7 @@
 """`scripts/sa_jump_syntax_swap.py`: how a run's own `jump` row ranks among redrawn rows."""
 
 import importlib.util
+import itertools
 import sys
 from pathlib import Path
 
@@ -21,7 +22,34 @@ spec.loader.exec_module(jump_syntax_swap)
 def test_rank_among_draws(trained, drawn, below, tied, quantile):
     assert jump_syntax_swap.rank_among_draws(trained, drawn) == {
         "draws_below_trained": below, "draws_tied_with_trained": tied,
-        "trained_quantile": quantile}
+        "draws_above_trained": len(drawn) - below - tied, "trained_quantile": quantile}
+
+
+def ranks(below, tied, draws):
+    return [{"draws_below_trained": b, "draws_tied_with_trained": t,
+             "draws_above_trained": draws - b - t} for b, t in zip(below, tied)]
+
+
+@pytest.mark.parametrize("below, tied, draws", [
+    ([0, 2, 1], [0, 0, 0], 3), ([3, 0, 1], [0, 1, 0], 3), ([0], [0], 20), ([1, 1], [1, 0], 2)])
+def test_chance_of_ranks_this_low_counts_every_equally_likely_outcome(below, tied, draws):
+    # Each run's count of draws below its row: uniform on 0..draws, independent over runs.
+    observed = sum(below) + sum(tied) / 2
+    outcomes = list(itertools.product(range(draws + 1), repeat=len(below)))
+    expected = sum(sum(outcome) <= observed for outcome in outcomes) / len(outcomes)
+    assert jump_syntax_swap.chance_of_ranks_this_low(ranks(below, tied, draws)) == \
+        pytest.approx(expected, abs=1e-12)
+
+
+def test_chance_of_the_six_paper_regime_ranks():
+    # Seeds 0-5 of `jump_row_draws_paper_regime.json`: 3, 7, 17 (and a tie), 5, 0, 0 of 20
+    # draws below their own rows. Six counts uniform on 0..20 sum to 32 or less with chance
+    # 0.0313227 (the sum's distribution, 21**-6 times its number of compositions).
+    chance = jump_syntax_swap.chance_of_ranks_this_low(
+        ranks([3, 7, 17, 5, 0, 0], [0, 0, 1, 0, 0, 0], 20))
+    assert chance == pytest.approx(0.0313227, abs=1e-6)
+    with pytest.raises(ValueError, match="no ranks"):
+        jump_syntax_swap.chance_of_ranks_this_low([])
 
 
 def test_pooled_draws_pool_each_configuration_and_rank_its_runs_own_rows():
@@ -41,5 +69,8 @@ def test_pooled_draws_pool_each_configuration_and_rank_its_runs_own_rows():
     # seed0 is below all four of its draws (0.0); seed1 is above three and ties one (0.875).
     assert a["trained_quantile_mean"] == pytest.approx(0.4375)
     assert a["trained_below_every_draw"] == 1
+    # Counts below of 0 and 3.5 out of 4 each: a sum of at most 3 has 10 of 25 outcomes.
+    assert a["chance_of_ranks_this_low"] == pytest.approx(10 / 25)
     assert pooled["runs/b"]["trained_quantile_mean"] == pytest.approx(0.5)
     assert pooled["runs/b"]["trained_below_every_draw"] == 0
+    assert pooled["runs/b"]["chance_of_ranks_this_low"] == pytest.approx(2 / 3)
