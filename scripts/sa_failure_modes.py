@@ -28,6 +28,11 @@ kept instead, with `--results` (their results file) and `--swaps` (earlier
 Re-training such a seed does not recover it: since those runs the code has changed in ways
 that move a seed's training (docs/reproducibility.md), so a re-trained run is a new draw.
 
+New runs are added to a file whose runs' folders are gone with `--add-to FILE` (the same
+sample; the summary is recomputed over all):
+
+    python scripts/sa_failure_modes.py --runs RUNS_DIR/.../seed8 --add-to FILE
+
 A kept seed is `solved` when its full test score is at least 90%, `jump_row` when a swap
 file scored it at least 90% with walk's row, and `unknown` otherwise: whether its bare verbs
 are wrong (the first class) was not kept. Those two classes skip the bare-verb check, which a
@@ -142,6 +147,8 @@ def main(argv=None) -> int:
     parser.add_argument("--sample", type=int, default=1000, help="test commands scored")
     parser.add_argument("--sample-seed", type=int, default=0)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--add-to", type=Path,
+                        help="add the diagnoses of --runs to this file (instead of --out)")
     args = parser.parse_args(argv)
     if bool(args.runs) == bool(args.results):
         parser.error("give either --runs or --results")
@@ -152,7 +159,20 @@ def main(argv=None) -> int:
         parser.error(f"not a run directory (no config.json): {', '.join(missing)}")
 
     from compgen_tf.versions import package_versions
-    from sa_jump_syntax_swap import test_sample
+    from sa_jump_syntax_swap import merged_record, test_sample
+
+    settings = {"sample": args.sample, "sample_seed": args.sample_seed}
+    if args.add_to:
+        if not args.runs:
+            parser.error("--add-to goes with --runs")
+        if not args.add_to.is_file():
+            parser.error(f"--add-to: no such file {args.add_to}")
+        earlier = json.loads(args.add_to.read_text())
+        try:  # refused before any run is diagnosed
+            merged_record(earlier, "diagnoses", dict.fromkeys(map(str, args.runs)), settings,
+                          "", {})
+        except ValueError as error:
+            parser.error(f"--add-to: {error}")
 
     sample = test_sample(args.sample, args.sample_seed, parser) if args.runs else None
     runs = {}
@@ -166,8 +186,15 @@ def main(argv=None) -> int:
                               args.swap_folder)
         for seed, diagnosis in runs.items():
             print(f"{seed}: {diagnosis['mode']} ({diagnosis['evidence']})")
-    record = {"command": "python " + " ".join([sys.argv[0], *map(str, argv or sys.argv[1:])]),
-              "sample": args.sample, "sample_seed": args.sample_seed, "solved_at": SOLVED,
+    command = "python " + " ".join([sys.argv[0], *map(str, argv or sys.argv[1:])])
+    if args.add_to:
+        record = merged_record(earlier, "diagnoses", runs, settings, command,
+                               package_versions())
+        record["summary"] = summarize(record["diagnoses"])
+        args.add_to.write_text(json.dumps(record, indent=2) + "\n")
+        print(json.dumps(record["summary"]))
+        return 0
+    record = {"command": command, **settings, "solved_at": SOLVED,
               # Not "runs": that key marks a results file for `compgen_tf report`.
               "versions": package_versions(), "diagnoses": runs, "summary": summarize(runs)}
     print(json.dumps(record["summary"]))

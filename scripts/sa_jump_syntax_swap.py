@@ -26,6 +26,12 @@ whether that coupling mattered.
     python scripts/sa_jump_syntax_swap.py --repool FILE
 
 recomputes the pooled summary of a file written before a summary was added.
+
+    python scripts/sa_jump_syntax_swap.py --runs RUN ... --sample 500 --draws 20 --add-to FILE
+
+scores new runs into an existing file whose runs' folders are gone (so that they cannot be
+scored again beside the new ones), with the file's sample and draws, and pools them all; the
+file keeps the command and versions of each addition (`additions`).
 """
 
 from __future__ import annotations
@@ -156,6 +162,25 @@ def pooled_draws(results: dict) -> dict:
     return summary
 
 
+def merged_record(record: dict, entries_key: str, new_entries: dict, settings: dict,
+                  command: str, versions: dict) -> dict:
+    """`record`, a file of this script or of sa_failure_modes.py, with `new_entries` (runs
+    scored now) added under `entries_key`. The new runs must be scored with the file's
+    settings (`settings`: sample, sample seed, draws) and must not be in it already; the
+    command and versions of the addition are appended to the file's `additions`. The caller
+    recomputes the summary over the merged entries."""
+    for key, value in settings.items():
+        if record.get(key) != value:
+            raise ValueError(f"the file was written with {key}={record.get(key)}; these runs "
+                             f"would be scored with {key}={value}")
+    repeated = sorted(set(new_entries) & set(record[entries_key]))
+    if repeated:
+        raise ValueError(f"already in the file: {', '.join(repeated)}")
+    addition = {"command": command, "versions": versions, "runs": sorted(new_entries)}
+    return {**record, entries_key: {**record[entries_key], **new_entries},
+            "additions": [*record.get("additions", []), addition]}
+
+
 def test_sample(size: int, seed: int, parser) -> list:
     """A fixed random sample of `size` add-jump test examples, in test-file order."""
     test = tfds_scan.load_examples("addprim_jump", "test")
@@ -176,11 +201,24 @@ def main(argv=None) -> int:
     parser.add_argument("--draws", type=int, default=0,
                         help="also score this many initializer draws of jump's row")
     parser.add_argument("--out", default="results/syntactic_attention/jump_syntax_swap.json")
+    parser.add_argument("--add-to", type=Path,
+                        help="add the scores of --runs to this file (instead of --out) and "
+                             "pool them with its runs")
     args = parser.parse_args(argv)
     if args.draws < 0:
         parser.error("--draws must be >= 0")
     if bool(args.runs) == bool(args.repool):
         parser.error("give either --runs or --repool")
+    if args.add_to and not args.add_to.is_file():
+        parser.error(f"--add-to: no such file {args.add_to}")
+    settings = {"sample": args.sample, "sample_seed": args.sample_seed, "draws": args.draws}
+    if args.add_to:
+        earlier = json.loads(args.add_to.read_text())
+        try:  # refused before any run is scored
+            merged_record(earlier, "accuracy_on_sample", dict.fromkeys(args.runs or []),
+                          settings, "", {})
+        except ValueError as error:
+            parser.error(f"--add-to: {error}")
     if args.repool:
         record = json.loads(args.repool.read_text())
         record["pooled_draws"] = pooled_draws(record["accuracy_on_sample"])
@@ -194,9 +232,16 @@ def main(argv=None) -> int:
     for run in args.runs:
         results[run] = score_run(Path(run), sample, args.draws)
         print(run, json.dumps(results[run]))
-    record = {"command": "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])]),
-              "sample": args.sample, "sample_seed": args.sample_seed, "draws": args.draws,
-              "provenance": PROVENANCE, "versions": package_versions(), "accuracy_on_sample": results,
+    command = "python " + " ".join([sys.argv[0], *(argv or sys.argv[1:])])
+    if args.add_to:
+        record = merged_record(earlier, "accuracy_on_sample", results, settings, command,
+                               package_versions())
+        record["pooled_draws"] = pooled_draws(record["accuracy_on_sample"])
+        args.add_to.write_text(json.dumps(record, indent=2) + "\n")
+        print(json.dumps(record["pooled_draws"], indent=2))
+        return 0
+    record = {"command": command, **settings, "provenance": PROVENANCE,
+              "versions": package_versions(), "accuracy_on_sample": results,
               "pooled_draws": pooled_draws(results)}
     Path(args.out).write_text(json.dumps(record, indent=2) + "\n")
     return 0

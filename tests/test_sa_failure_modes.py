@@ -96,3 +96,39 @@ def test_kept_and_trained_runs_are_asked_for_apart(args, message, capsys):
         failure_modes.main(args)
     assert exit_.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_add_to_refuses_a_run_already_in_the_file(tmp_path, capsys):
+    run = tmp_path / "seed0"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    earlier = tmp_path / "modes.json"
+    earlier.write_text(json.dumps({"sample": 1000, "sample_seed": 0,
+                                   "diagnoses": {str(run): {"mode": "solved"}}}))
+    with pytest.raises(SystemExit) as exit_info:
+        failure_modes.main(["--runs", str(run), "--add-to", str(earlier)])
+    assert exit_info.value.code == 2
+    assert f"--add-to: already in the file: {run}" in capsys.readouterr().err
+
+
+def test_diagnoses_added_to_a_file_are_summarized_with_its_own(tmp_path, monkeypatch):
+    run = tmp_path / "seed1"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    earlier = tmp_path / "modes.json"
+    earlier.write_text(json.dumps({"sample": 4, "sample_seed": 0, "command": "python first",
+                                   "diagnoses": {"runs/seed0": {"mode": "solved"}},
+                                   "summary": {"n": 1}}))
+    import sa_jump_syntax_swap as swap  # what main() imports its sample from
+
+    monkeypatch.setattr(swap, "test_sample", lambda size, seed, parser: ["example"] * size)
+    monkeypatch.setattr(failure_modes, "diagnose",
+                        lambda run_dir, sample: {"mode": "jump_row", "sample_accuracy": 0.4,
+                                                 "sample_accuracy_with_walk_row": 1.0})
+    assert failure_modes.main(["--runs", str(run), "--sample", "4",
+                               "--add-to", str(earlier)]) == 0
+    record = json.loads(earlier.read_text())
+    assert record["summary"]["counts"] == {"one_word_boundary": 0, "solved": 1, "jump_row": 1,
+                                           "other": 0}
+    assert record["command"] == "python first"
+    assert record["additions"][0]["runs"] == [str(run)]

@@ -74,3 +74,46 @@ def test_pooled_draws_pool_each_configuration_and_rank_its_runs_own_rows():
     assert pooled["runs/b"]["trained_quantile_mean"] == pytest.approx(0.5)
     assert pooled["runs/b"]["trained_below_every_draw"] == 0
     assert pooled["runs/b"]["chance_of_ranks_this_low"] == pytest.approx(2 / 3)
+
+
+EARLIER = {"sample": 500, "sample_seed": 0, "draws": 2, "command": "python first",
+           "accuracy_on_sample": {"runs/a/seed0": {"trained": 0.1, "jump_row_draws": [0.2, 1.0]}}}
+SETTINGS = {"sample": 500, "sample_seed": 0, "draws": 2}
+
+
+def test_merged_record_adds_new_runs_and_keeps_each_addition():
+    new = {"runs/a/seed1": {"trained": 0.9, "jump_row_draws": [0.2, 0.9]}}
+    merged = jump_syntax_swap.merged_record(EARLIER, "accuracy_on_sample", new, SETTINGS,
+                                            "python second", {"commit": "abc"})
+    assert list(merged["accuracy_on_sample"]) == ["runs/a/seed0", "runs/a/seed1"]
+    assert merged["command"] == "python first"
+    assert merged["additions"] == [{"command": "python second", "versions": {"commit": "abc"},
+                                    "runs": ["runs/a/seed1"]}]
+    assert list(EARLIER["accuracy_on_sample"]) == ["runs/a/seed0"]  # the input is unchanged
+    again = jump_syntax_swap.merged_record(merged, "accuracy_on_sample",
+                                           {"runs/a/seed2": {"trained": 0.5}}, SETTINGS,
+                                           "python third", {})
+    assert [a["command"] for a in again["additions"]] == ["python second", "python third"]
+    pooled = jump_syntax_swap.pooled_draws(merged["accuracy_on_sample"])["runs/a"]
+    assert pooled["runs"] == 2 and pooled["runs_x_draws"] == 4
+
+
+@pytest.mark.parametrize("new, settings, message", [
+    ({"runs/a/seed1": {}}, {**SETTINGS, "sample": 1000},
+     "the file was written with sample=500; these runs would be scored with sample=1000"),
+    ({"runs/a/seed1": {}}, {**SETTINGS, "draws": 20}, "draws=2"),
+    ({"runs/a/seed0": {}, "runs/a/seed1": {}}, SETTINGS, "already in the file: runs/a/seed0"),
+])
+def test_merged_record_refuses_other_settings_and_runs_already_in(new, settings, message):
+    with pytest.raises(ValueError, match=message):
+        jump_syntax_swap.merged_record(EARLIER, "accuracy_on_sample", new, settings, "", {})
+
+
+def test_add_to_a_file_of_other_settings_is_refused_before_scoring(tmp_path, capsys):
+    earlier = tmp_path / "draws.json"
+    earlier.write_text(__import__("json").dumps(EARLIER))
+    with pytest.raises(SystemExit) as exit_info:
+        jump_syntax_swap.main(["--runs", str(tmp_path / "no_such_run"), "--sample", "500",
+                               "--draws", "20", "--add-to", str(earlier)])
+    assert exit_info.value.code == 2
+    assert "--add-to: the file was written with draws=2" in capsys.readouterr().err
