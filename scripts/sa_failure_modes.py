@@ -159,7 +159,7 @@ def main(argv=None) -> int:
         parser.error(f"not a run directory (no config.json): {', '.join(missing)}")
 
     from compgen_tf.versions import package_versions
-    from sa_jump_syntax_swap import merged_record, test_sample
+    from sa_jump_syntax_swap import check_addition, merged_record, test_sample
 
     settings = {"sample": args.sample, "sample_seed": args.sample_seed}
     if args.add_to:
@@ -169,8 +169,7 @@ def main(argv=None) -> int:
             parser.error(f"--add-to: no such file {args.add_to}")
         earlier = json.loads(args.add_to.read_text())
         try:  # refused before any run is diagnosed
-            merged_record(earlier, "diagnoses", dict.fromkeys(map(str, args.runs)), settings,
-                          "", {})
+            check_addition(earlier, "diagnoses", map(str, args.runs), settings)
         except ValueError as error:
             parser.error(f"--add-to: {error}")
 

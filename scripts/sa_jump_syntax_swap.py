@@ -162,20 +162,25 @@ def pooled_draws(results: dict) -> dict:
     return summary
 
 
-def merged_record(record: dict, entries_key: str, new_entries: dict, settings: dict,
-                  command: str, versions: dict) -> dict:
-    """`record`, a file of this script or of sa_failure_modes.py, with `new_entries` (runs
-    scored now) added under `entries_key`. The new runs must be scored with the file's
-    settings (`settings`: sample, sample seed, draws) and must not be in it already; the
-    command and versions of the addition are appended to the file's `additions`. The caller
-    recomputes the summary over the merged entries."""
+def check_addition(record: dict, entries_key: str, new_runs, settings: dict) -> None:
+    """Raises ValueError unless `new_runs` can be added to `record` (a file of this script or
+    of sa_failure_modes.py): scored with the file's `settings` (sample, sample seed, draws)
+    and not in it already. Called before any run is scored, and again on merging."""
     for key, value in settings.items():
         if record.get(key) != value:
             raise ValueError(f"the file was written with {key}={record.get(key)}; these runs "
                              f"would be scored with {key}={value}")
-    repeated = sorted(set(new_entries) & set(record[entries_key]))
+    repeated = sorted(set(new_runs) & set(record[entries_key]))
     if repeated:
         raise ValueError(f"already in the file: {', '.join(repeated)}")
+
+
+def merged_record(record: dict, entries_key: str, new_entries: dict, settings: dict,
+                  command: str, versions: dict) -> dict:
+    """`record` with `new_entries` (runs scored now) added under `entries_key`, after
+    `check_addition`; the command and versions of the addition are appended to the file's
+    `additions`. The caller recomputes the summary over the merged entries."""
+    check_addition(record, entries_key, new_entries, settings)
     addition = {"command": command, "versions": versions, "runs": sorted(new_entries)}
     return {**record, entries_key: {**record[entries_key], **new_entries},
             "additions": [*record.get("additions", []), addition]}
@@ -209,14 +214,15 @@ def main(argv=None) -> int:
         parser.error("--draws must be >= 0")
     if bool(args.runs) == bool(args.repool):
         parser.error("give either --runs or --repool")
+    if args.add_to and args.repool:
+        parser.error("--add-to goes with --runs, not --repool")
     if args.add_to and not args.add_to.is_file():
         parser.error(f"--add-to: no such file {args.add_to}")
     settings = {"sample": args.sample, "sample_seed": args.sample_seed, "draws": args.draws}
     if args.add_to:
         earlier = json.loads(args.add_to.read_text())
         try:  # refused before any run is scored
-            merged_record(earlier, "accuracy_on_sample", dict.fromkeys(args.runs or []),
-                          settings, "", {})
+            check_addition(earlier, "accuracy_on_sample", args.runs, settings)
         except ValueError as error:
             parser.error(f"--add-to: {error}")
     if args.repool:

@@ -117,3 +117,12 @@ def test_add_to_a_file_of_other_settings_is_refused_before_scoring(tmp_path, cap
                                "--draws", "20", "--add-to", str(earlier)])
     assert exit_info.value.code == 2
     assert "--add-to: the file was written with draws=2" in capsys.readouterr().err
+
+
+def test_add_to_does_not_go_with_repool(tmp_path, capsys):
+    earlier = tmp_path / "draws.json"
+    earlier.write_text(__import__("json").dumps(EARLIER))
+    with pytest.raises(SystemExit) as exit_info:
+        jump_syntax_swap.main(["--repool", str(earlier), "--add-to", str(earlier)])
+    assert exit_info.value.code == 2
+    assert "--add-to goes with --runs, not --repool" in capsys.readouterr().err
