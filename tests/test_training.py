@@ -74,8 +74,8 @@ def test_interrupted_training_resumes_exactly(tmp_path):
         run(tmp_path / "interrupted", max_steps=20, callbacks=[DieAtStep(12)])
     resumed, summary = run(tmp_path / "interrupted", max_steps=20)
     assert summary["steps"] == 20
-    for a, b in zip(straight.weights, resumed.weights):
-        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6, err_msg=a.path)
+    for a, b in zip(straight.weights, resumed.weights):  # to the last bit, on one machine
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
     history = [json.loads(line) for line in (tmp_path / "straight/history.jsonl").open()]
     assert [h["step"] for h in history] == [5, 10, 15, 20]
     resumed_history = [json.loads(line)
