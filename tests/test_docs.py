@@ -106,7 +106,8 @@ def test_api_docs_lists_every_public_name_without_a_docstring(tmp_path):
             def documented(self):
                 """Documented."""
         '''
-    undocumented["fakepkg/sub/__init__.py"] = "__all__ = ['Undocumented']\nclass Undocumented:\n    pass\n"
+    undocumented["fakepkg/sub/__init__.py"] = (
+        "__all__ = ['Undocumented']\nclass Undocumented:\n    pass\n")
     _write_package(tmp_path, undocumented)
     result = _run_api_docs("--check", "fakepkg", path=tmp_path)
     assert result.returncode == 1, result.stderr

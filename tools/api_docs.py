@@ -1,12 +1,13 @@
-"""The API reference, generated from the docstrings by pdoc, refused while a public name has none.
+"""The API reference, generated from the docstrings by pdoc; refused while a public name has none.
 
-    python tools/api_docs.py --out build/docs [PACKAGE ...]   check, then write the HTML (`make docs`)
-    python tools/api_docs.py --check [PACKAGE ...]            only list the names without a docstring
+    python tools/api_docs.py --out build/docs [PACKAGE ...]   check, then write the HTML
+    python tools/api_docs.py --check [PACKAGE ...]            only list the undocumented names
 
-PACKAGE defaults to compgen_tf and tfds_scan. Every public name without a docstring is printed,
-one a line, and the exit code is 1 (nothing is written); a package that does not import gives
-one line on stderr and exit code 2. It imports the installed packages (no path set-up): run it
-with the environment's Python. The build needs nothing from the network.
+`make docs` runs the first. PACKAGE defaults to compgen_tf and tfds_scan. Every public name
+without a docstring is printed, one a line, and the exit code is 1 (nothing is written); a
+package that does not import gives one line on stderr and exit code 2. It imports the
+installed packages (no path set-up): run it with the environment's Python. The build needs
+nothing from the network.
 
 What is public, as the API reference (pdoc) shows it:
 - every module whose dotted name has no part starting with "_" (a package's `__init__` is the
@@ -146,7 +147,7 @@ def main(argv=None) -> int:
     try:
         missing = missing_docstrings(args.packages)
     except ImportError as error:
-        print(f"error: cannot import {error.name}: {error}", file=sys.stderr)
+        print(f"error: cannot import {error.name or 'a module'}: {error}", file=sys.stderr)
         return 2
     for name in missing:
         print(name)
