@@ -1,17 +1,18 @@
-# Two entry points, each installing what it needs into ./.venv:
+# Entry points, each installing what it needs into ./.venv:
 #   make train   trains the default model on its default split
 #   make test    runs the test suite
+#   make docs    writes the API reference into build/docs/ (refused while a public name has no docstring)
 VENV ?= .venv
 PYTHON ?= python3
 PY := $(VENV)/bin/python
 MODEL ?= syntactic_attention
 TRAIN_ARGS ?=
 
-.PHONY: install train test benchmark clean
+.PHONY: install train test docs benchmark clean
 
 $(VENV)/.installed: pyproject.toml requirements.lock
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q -c requirements.lock -e ".[cpu,test,backends]"
+	$(PY) -m pip install -q -c requirements.lock -e ".[cpu,test,backends,docs]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -25,6 +26,11 @@ train: install
 test: install
 	TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1 \
 		$(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests
+
+# HTML from the docstrings of every public module of compgen_tf and tfds_scan, offline.
+docs: install
+	rm -rf build/docs
+	$(PY) tools/api_docs.py --out build/docs compgen_tf tfds_scan
 
 benchmark: install
 	$(PY) benchmarks/seq2seq_speed.py

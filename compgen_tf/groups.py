@@ -71,10 +71,12 @@ class Group:
 
     @property
     def order(self) -> int:
+        """|G|, the number of elements."""
         return self.table.shape[0]
 
     @property
     def elements(self) -> range:
+        """The element indices, `range(order)`; 0 is the identity."""
         return range(self.order)
 
     identity = 0
@@ -84,6 +86,7 @@ class Group:
         return int(self.table[g, h])
 
     def inverse(self, g: int) -> int:
+        """The index of g^-1."""
         return int(self.inverses[g])
 
     @property
@@ -93,6 +96,7 @@ class Group:
 
     @property
     def is_abelian(self) -> bool:
+        """Whether g·h = h·g for every pair (the Cayley table is symmetric)."""
         return bool(np.array_equal(self.table, self.table.T))
 
     def right_translations(self) -> np.ndarray:
@@ -164,6 +168,7 @@ class Group:
     # ------------------------------------------------------------ constructions
     @classmethod
     def trivial(cls) -> "Group":
+        """The group of one element, the identity "e"."""
         return cls([[0]], names=["e"])
 
     @classmethod
@@ -357,10 +362,14 @@ class Symmetry:
         return cls(inputs, outputs)
 
     def get_config(self) -> dict:
+        """`{"input_cycles": ..., "output_cycles": ...}`, JSON-serializable; `from_config`
+        rebuilds an equal `Symmetry`."""
         return {"input_cycles": self.input_cycles, "output_cycles": self.output_cycles}
 
     @classmethod
     def from_config(cls, config) -> "Symmetry":
+        """A `Symmetry` from a `get_config` dict, a SCAN name for `for_scan` (such as
+        `"verb+direction"`) or a `Symmetry` (returned as it is)."""
         if isinstance(config, Symmetry):
             return config
         if isinstance(config, str):

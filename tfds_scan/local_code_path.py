@@ -20,4 +20,5 @@ class LocalCodePath:
     @tfds.core.utils.classproperty
     @classmethod
     def code_path(cls) -> epath.Path:
+        """The source file of the module that defines `cls` (what TFDS would look up)."""
         return epath.Path(sys.modules[cls.__module__].__file__)

@@ -78,7 +78,7 @@ LENGTH_DEV_SPLITS = {"length_dev": (16, (18, 22)), "length_dev_unseen_clause": (
 # held-out clause's modifier and repetition. On the official split, `V around D` is seen
 # alone and under `twice` and unseen under `thrice`; length_dev_unseen_clause sees it only
 # alone, so its training commands do not determine what `twice` does to it (section 8 of
-# docs/length_generalization.md). length_dev_opposite_thrice repeats the official pattern
+# docs/research/length_generalization.md). length_dev_opposite_thrice repeats the official pattern
 # with `opposite`: seen alone and under `twice`, held out under `thrice`. A third value cuts
 # at a length as well: length_dev_opposite_thrice_longer trains on the other commands of at
 # most 16 actions and tests on the held-out ones of more, so that, as on the official split,

@@ -115,6 +115,7 @@ def _sample(rng, lengths, count, accept, exclude=frozenset()):
 
 
 def a_count(text: str) -> int:
+    """The number of `a` symbols in a space-separated string: what the depth splits count."""
     return text.split().count("a")
 
 

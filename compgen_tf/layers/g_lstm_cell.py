@@ -97,6 +97,7 @@ class GLSTMCell(keras.layers.Layer, DropoutRNNCell):
 
     @property
     def order(self) -> int:
+        """|G|, the order of the symmetry's group: the features come in |G| blocks."""
         return self.symmetry.group.order
 
     def build(self, input_shape):
@@ -166,6 +167,7 @@ class GLSTMCell(keras.layers.Layer, DropoutRNNCell):
         return h_flat, [h_flat, ops.reshape(c_next, (-1, size))]
 
     def get_initial_state(self, batch_size=None):
+        """Zero states `[h, c]`, each (batch_size, |G| * units), for `keras.layers.RNN`."""
         zeros = ops.zeros((batch_size, self.order * self.units), dtype=self.compute_dtype)
         return [zeros, zeros]
 

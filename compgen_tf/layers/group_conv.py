@@ -138,6 +138,8 @@ def check_group_features(layer, input_shape, order: int):
 
 
 def symmetry_config(symmetry) -> dict:
+    """The `get_config` dict of a `Symmetry`, of its config dict or of its SCAN name: what a
+    layer's `get_config` stores for its `symmetry` argument."""
     return Symmetry.from_config(symmetry).get_config()
 
 
@@ -199,6 +201,7 @@ class GroupConv(keras.layers.Layer):
 
     @property
     def order(self) -> int:
+        """|G|, the order of the symmetry's group: the length of the group axis."""
         return self.symmetry.group.order
 
     def build(self, input_shape):

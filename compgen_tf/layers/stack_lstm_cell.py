@@ -136,6 +136,8 @@ class StackLSTMCell(keras.layers.Layer, DropoutRNNCell):
         return h_next, [h_next, ops.reshape(stacks, (-1, n * self.depth))]
 
     def get_initial_state(self, batch_size=None):
+        """Zero states `[h, stacks]`: h (batch_size, units), the stacks flattened to
+        (batch_size, units * depth); for `keras.layers.RNN`."""
         return [ops.zeros((batch_size, self.units), dtype=self.compute_dtype),
                 ops.zeros((batch_size, self.units * self.depth), dtype=self.compute_dtype)]
 

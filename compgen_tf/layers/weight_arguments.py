@@ -48,5 +48,6 @@ def set_dropout_arguments(cell, dropout, recurrent_dropout, seed) -> None:
 
 
 def dropout_arguments_config(cell) -> dict:
+    """The `dropout`, `recurrent_dropout` and `seed` of `cell`, for its `get_config`."""
     return {"dropout": cell.dropout, "recurrent_dropout": cell.recurrent_dropout,
             "seed": cell.seed}

@@ -26,7 +26,7 @@ class WeightedAutomaton(keras.layers.Layer):
     multiplies (in SCAN, `thrice` triples what precedes it, `and` adds two clauses).
     A model of that shape learned from short sequences keeps computing the same
     function on longer ones, which an LSTM's squashed state does not
-    (docs/length_generalization.md). Reading right to left (`go_backwards`, the
+    (docs/research/length_generalization.md). Reading right to left (`go_backwards`, the
     default) lets a modifier set a factor before the words it applies to are read.
     Written in `keras.ops`: it runs on the TensorFlow, JAX and PyTorch backends.
 
@@ -42,7 +42,7 @@ class WeightedAutomaton(keras.layers.Layer):
             prefers words that scale or mix the state to words that set it to a constant:
             the two fit the same training sequences when a word has only been read in one
             context, and only the first carries over to a context where the state differs
-            (docs/length_generalization.md, section 8). Scaling the state scales the
+            (docs/research/length_generalization.md, section 8). Scaling the state scales the
             offsets, and the readout can undo it, so the penalty steers the optimizer
             rather than ranking fits (section 9).
         vector_initializer: initializer of b_x, v_0 and r (default N(0, 0.1)).

@@ -54,6 +54,7 @@ def plot_attention(model, command: str, path) -> Path:
 
 
 def main(argv=None) -> int:
+    """The `plot-attention` command (see the module docstring); returns its exit code."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-attention",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

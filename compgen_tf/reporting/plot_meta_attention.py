@@ -68,6 +68,7 @@ def plot_episode_attention(model, support_commands, support_actions, query: str,
 
 
 def main(argv=None) -> int:
+    """The `plot-meta-attention` command (see the module docstring); returns its exit code."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -99,6 +99,7 @@ def plot_stack_filters(model, string: str, path) -> Path:
 
 
 def main(argv=None) -> int:
+    """The `plot-stack-filters` command (see the module docstring); returns its exit code."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-stack-filters",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
