@@ -16,7 +16,6 @@ holds the readout to unit norm, `l1` adds an L1 penalty of 1e-3 on it
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 

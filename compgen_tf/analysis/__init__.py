@@ -4,6 +4,7 @@ Each module is one topic; a tool in `tools/` parses its arguments, calls it and 
 it returns:
 
 - `output`: how a tool records its command line and prints one JSON line (`emit`);
+- `errors`: `AnalysisError`, for a run or file an analysis does not apply to;
 - `clause_coverage`: test commands of a length split made only of clauses seen in training;
 - `clause_order`: a length model's test errors by where the longest clause comes;
 - `length_oracle`: greedy decoding with each command's output length given;

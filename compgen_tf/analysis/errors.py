@@ -9,8 +9,9 @@ class AnalysisError(ValueError):
     traceback.
 
     Example:
-        >>> raise AnalysisError("runs/x: expected an untied Syntactic Attention run")
-        Traceback (most recent call last):
-        ...
-        compgen_tf.analysis.errors.AnalysisError: runs/x: expected an untied Syntactic Attention run
+        >>> try:
+        ...     raise AnalysisError("runs/x: expected an untied Syntactic Attention run")
+        ... except ValueError as error:
+        ...     print(error)
+        runs/x: expected an untied Syntactic Attention run
     """
