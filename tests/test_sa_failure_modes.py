@@ -64,6 +64,18 @@ def test_a_tiny_add_jump_run_is_diagnosed(tmp_path):
         diagnosis["bare_verbs_correct"], diagnosis["sample_accuracy"],
         diagnosis["sample_accuracy_with_walk_row"])
     assert record["summary"]["n"] == 1 and record["summary"]["counts"][diagnosis["mode"]] == 1
+    # The same run added to a file of another run: diagnosed alike, summarized with it.
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"sample": 20, "sample_seed": 0, "command": "python first",
+                                   "diagnoses": {"runs/seed9": {"mode": "other"}}}))
+    added = tool("--runs", run, "--sample", "20", "--add-to", earlier)
+    assert added.returncode == 0, added.stderr[-3000:]
+    merged = json.loads(earlier.read_text())
+    assert merged["diagnoses"][str(run)] == diagnosis
+    assert merged["summary"]["n"] == 2
+    assert merged["summary"]["counts"]["other"] == 1 + (diagnosis["mode"] == "other")
+    assert merged["command"] == "python first"
+    assert merged["additions"][0]["runs"] == [str(run)]
 
 
 def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
