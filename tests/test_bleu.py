@@ -1,6 +1,6 @@
 """Corpus BLEU, both conventions, on cases worked out by hand.
 
-(`scripts/check_bleu_against_references.py` compares them with sacreBLEU and NLTK.)
+(`tools/check_bleu_against_references.py` compares them with sacreBLEU and NLTK.)
 """
 
 import math

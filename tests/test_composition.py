@@ -168,11 +168,9 @@ def test_seq2seq_trains_on_the_composition_pairs_of_the_toy_models_seed(tmp_path
 
 
 def test_composition_error_kinds():
-    import importlib.util
+    """`tools/composition_error_kinds.py`: the kind of each wrong output."""
+    from compgen_tf.analysis import composition_errors as kinds
 
-    spec = importlib.util.spec_from_file_location("kinds", "scripts/composition_error_kinds.py")
-    kinds = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(kinds)
     assert kinds.error_kind("RUN RUN RUN", "RUN RUN") == "count"
     assert kinds.error_kind("RUN RUN", "RUN RUN RUN") == "count"
     assert kinds.error_kind("RUN RUN", "RUN JUMP") == "action"

@@ -1,13 +1,23 @@
-"""`scripts/export_exact_match.py`: scoring a SavedModel's string signature on a split."""
+"""`tools/export_exact_match.py` (`compgen_tf.analysis.export_check`): scoring a SavedModel's
+string signature on a split."""
 
-import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import tensorflow as tf
 
-spec = importlib.util.spec_from_file_location("export_exact_match",
-                                              "scripts/export_exact_match.py")
-script = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(script)
+from compgen_tf.analysis import export_check
+
+ROOT = Path(__file__).resolve().parents[1]
+# The tool imports the package as installed; here, the checkout's.
+ENV = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2")
+
+
+def tool(*args):
+    return subprocess.run([sys.executable, "tools/export_exact_match.py", *map(str, args)],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
 
 
 def test_translates_in_batches_and_keeps_each_rows_error():
@@ -20,16 +30,18 @@ def test_translates_in_batches_and_keeps_each_rows_error():
                 "error": tf.constant(["not a SCAN command" if t == "twice" else ""
                                       for t in texts])}
 
-    actions, errors = script.translate_through(signature, ["walk", "twice", "run", "look", "jump"],
-                                               batch=2)
+    actions, errors = export_check.translate_through(
+        signature, ["walk", "twice", "run", "look", "jump"], batch=2)
     assert calls == [2, 2, 1]
     assert actions == ["WALK", "", "RUN", "LOOK", "JUMP"]
     assert errors == ["", "not a SCAN command", "", "", ""]
 
 
-def test_refuses_a_folder_without_a_saved_model_and_an_unknown_split(tmp_path, capsys):
-    assert script.main(["--export", str(tmp_path), "--split", "length"]) == 2
-    assert "has no saved_model.pb" in capsys.readouterr().err
+def test_refuses_a_folder_without_a_saved_model_and_an_unknown_split(tmp_path):
+    refused = tool("--export", tmp_path, "--split", "length")
+    assert refused.returncode == 2
+    assert "has no saved_model.pb" in refused.stderr
     (tmp_path / "saved_model.pb").write_bytes(b"")
-    assert script.main(["--export", str(tmp_path), "--split", "no_such_split"]) == 2
-    assert "no_such_split" in capsys.readouterr().err
+    refused = tool("--export", tmp_path, "--split", "no_such_split")
+    assert refused.returncode == 2
+    assert "no_such_split" in refused.stderr

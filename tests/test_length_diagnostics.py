@@ -1,17 +1,13 @@
-"""`scripts/length_oracle_decoding.py`: decoding with the true output length given."""
-
-import importlib.util
+"""`tools/length_oracle_decoding.py` (`compgen_tf.analysis.length_oracle`): decoding with the
+true output length given; and the other length diagnostics of `compgen_tf.analysis`."""
 
 import keras
 import pytest
 from keras import ops
 
 from compgen_tf import registry
+from compgen_tf.analysis import length_oracle as oracle
 from compgen_tf.vocabulary import EOS_ID
-
-spec = importlib.util.spec_from_file_location("oracle", "scripts/length_oracle_decoding.py")
-oracle = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(oracle)
 
 
 def test_decoding_with_the_true_length_emits_exactly_that_many_actions():
@@ -25,13 +21,13 @@ def test_decoding_with_the_true_length_emits_exactly_that_many_actions():
     commands = ["jump twice", "walk left after run thrice", "look"]
     source_ids, _ = model.encode_commands(commands)
     lengths = [3, 1, 7]
-    decoded = oracle._strings(model.decode_actions(
+    decoded = oracle.decoded_strings(model.decode_actions(
         oracle.decode_with_length(model, source_ids, lengths, 16))[0])
     assert [len(d.split()) for d in decoded] == lengths
     assert all(set(d.split()) <= set(actions) for d in decoded)
     # Wherever free decoding runs at least as long, the forced decoding is its first steps:
     # before the given length only <eos> is masked.
-    free = oracle._strings(model.decode_actions(model.greedy_decode(source_ids, 16))[0])
+    free = oracle.decoded_strings(model.decode_actions(model.greedy_decode(source_ids, 16))[0])
     checked = 0
     for forced, unforced, n in zip(decoded, free, lengths):
         if len(unforced.split()) >= n:
@@ -54,9 +50,9 @@ def test_the_true_length_overrides_a_decoder_that_wants_to_stop_at_once():
 
     decoder.greedy_step = eager_to_stop
     source_ids, _ = model.encode_commands(["jump twice", "look"])
-    free = oracle._strings(model.decode_actions(model.greedy_decode(source_ids, 16))[0])
+    free = oracle.decoded_strings(model.decode_actions(model.greedy_decode(source_ids, 16))[0])
     assert free == ["", ""]
-    forced = oracle._strings(model.decode_actions(
+    forced = oracle.decoded_strings(model.decode_actions(
         oracle.decode_with_length(model, source_ids, [4, 2], 16))[0])
     assert [len(f.split()) for f in forced] == [4, 2]
 
@@ -80,10 +76,9 @@ def test_decoding_with_given_lengths_is_decoding_with_those_lengths():
 
 
 def test_clause_coverage_of_the_length_splits():
-    """`scripts/length_clause_coverage.py`: which test commands only join seen clauses."""
-    spec = importlib.util.spec_from_file_location("coverage", "scripts/length_clause_coverage.py")
-    coverage = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(coverage)
+    """`tools/length_clause_coverage.py`: which test commands only join seen clauses."""
+    from compgen_tf.analysis import clause_coverage as coverage
+
     assert coverage.clauses("jump twice after walk left") == ["jump twice", "walk left"]
     official = coverage.coverage(22, (24, 48))
     assert (official["test_commands"], official["test_commands_with_every_clause_seen"]) == (
@@ -94,12 +89,11 @@ def test_clause_coverage_of_the_length_splits():
 
 
 def test_the_loss_without_eos_leaves_out_exactly_the_eos_targets():
-    """`scripts/length_without_eos.py`: the probe's loss counts every action, no `<eos>`."""
+    """`tools/length_without_eos.py`: the probe's loss counts every action, no `<eos>`."""
     import tensorflow as tf
 
-    spec = importlib.util.spec_from_file_location("no_eos", "scripts/length_without_eos.py")
-    no_eos = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(no_eos)
+    from compgen_tf.analysis import without_eos as no_eos
+
     keras.utils.set_random_seed(0)
     words, actions = registry.scan_vocabularies()
     model = registry.build_model("seq2seq", {"hidden_units": 4, "embedding_dim": 4}, words,
@@ -119,12 +113,11 @@ def test_the_loss_without_eos_leaves_out_exactly_the_eos_targets():
 
 
 def test_errors_by_clause_order_puts_each_command_by_where_its_longest_clause_comes():
+    """`tools/length_errors_by_clause_order.py`."""
     import tfds_scan
 
-    spec = importlib.util.spec_from_file_location(
-        "by_order", "scripts/length_errors_by_clause_order.py")
-    by_order = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(by_order)
+    from compgen_tf.analysis import clause_order as by_order
+
     interpret = tfds_scan.interpret
     # `after` swaps the clauses in the output: the 16 actions of `walk around left twice`
     # come first there, last with `and`.

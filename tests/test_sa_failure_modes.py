@@ -1,16 +1,24 @@
-"""`scripts/sa_failure_modes.py`: the failure mode of each Syntactic Attention add-jump run."""
+"""`tools/sa_failure_modes.py` (`compgen_tf.analysis.failure_modes`): the failure mode of each
+Syntactic Attention add-jump run."""
 
-import importlib.util
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path("scripts").resolve()))
-spec = importlib.util.spec_from_file_location("failure_modes", "scripts/sa_failure_modes.py")
-failure_modes = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(failure_modes)
+from compgen_tf.analysis import failure_modes
+
+ROOT = Path(__file__).resolve().parents[1]
+# The tool imports the package as installed; here, the checkout's.
+ENV = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2")
+
+
+def tool(*args):
+    return subprocess.run([sys.executable, "tools/sa_failure_modes.py", *map(str, args)],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=600)
 
 ALL_RIGHT = {"walk": True, "run": True, "look": True}
 
@@ -45,7 +53,8 @@ def test_a_tiny_add_jump_run_is_diagnosed(tmp_path):
                   "configs/syntactic_attention/default.json", "--steps", "10", *tiny,
                   "--evaluate-splits", "validation", "--output", str(run), "--quiet"]) == 0
     out = tmp_path / "modes.json"
-    assert failure_modes.main(["--runs", str(run), "--sample", "20", "--out", str(out)]) == 0
+    diagnosed = tool("--runs", run, "--sample", "20", "--out", out)
+    assert diagnosed.returncode == 0, diagnosed.stderr[-3000:]
     record = json.loads(out.read_text())
     diagnosis = record["diagnoses"][str(run)]
     # The training file holds each bare verb but jump's, which is the one add-jump adds.
@@ -55,13 +64,24 @@ def test_a_tiny_add_jump_run_is_diagnosed(tmp_path):
         diagnosis["bare_verbs_correct"], diagnosis["sample_accuracy"],
         diagnosis["sample_accuracy_with_walk_row"])
     assert record["summary"]["n"] == 1 and record["summary"]["counts"][diagnosis["mode"]] == 1
+    # The same run added to a file of another run: diagnosed alike, summarized with it.
+    earlier = tmp_path / "earlier.json"
+    earlier.write_text(json.dumps({"sample": 20, "sample_seed": 0, "command": "python first",
+                                   "diagnoses": {"runs/seed9": {"mode": "other"}}}))
+    added = tool("--runs", run, "--sample", "20", "--add-to", earlier)
+    assert added.returncode == 0, added.stderr[-3000:]
+    merged = json.loads(earlier.read_text())
+    assert merged["diagnoses"][str(run)] == diagnosis
+    assert merged["summary"]["n"] == 2
+    assert merged["summary"]["counts"]["other"] == 1 + (diagnosis["mode"] == "other")
+    assert merged["command"] == "python first"
+    assert merged["additions"][0]["runs"] == [str(run)]
 
 
-def test_a_folder_that_is_not_a_run_is_refused(tmp_path, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        failure_modes.main(["--runs", str(tmp_path)])
-    assert exit_.value.code == 2
-    assert "not a run directory (no config.json)" in capsys.readouterr().err
+def test_a_folder_that_is_not_a_run_is_refused(tmp_path):
+    refused = tool("--runs", tmp_path)
+    assert refused.returncode == 2
+    assert "not a run directory (no config.json)" in refused.stderr
 
 
 def test_kept_seeds_are_classed_from_what_was_kept():
@@ -91,44 +111,36 @@ def test_kept_seeds_are_classed_from_what_was_kept():
     (["--results", "r.json", "--runs", "seed0"], "give either --runs or --results"),
     ([], "give either --runs or --results"),
 ])
-def test_kept_and_trained_runs_are_asked_for_apart(args, message, capsys):
-    with pytest.raises(SystemExit) as exit_:
-        failure_modes.main(args)
-    assert exit_.value.code == 2
-    assert message in capsys.readouterr().err
+def test_kept_and_trained_runs_are_asked_for_apart(args, message):
+    refused = tool(*args)
+    assert refused.returncode == 2
+    assert message in refused.stderr
 
 
-def test_add_to_refuses_a_run_already_in_the_file(tmp_path, capsys):
+def test_add_to_refuses_a_run_already_in_the_file(tmp_path):
     run = tmp_path / "seed0"
     run.mkdir()
     (run / "config.json").write_text("{}")
     earlier = tmp_path / "modes.json"
     earlier.write_text(json.dumps({"sample": 1000, "sample_seed": 0,
                                    "diagnoses": {str(run): {"mode": "solved"}}}))
-    with pytest.raises(SystemExit) as exit_info:
-        failure_modes.main(["--runs", str(run), "--add-to", str(earlier)])
-    assert exit_info.value.code == 2
-    assert f"--add-to: already in the file: {run}" in capsys.readouterr().err
+    refused = tool("--runs", run, "--add-to", earlier)
+    assert refused.returncode == 2
+    assert f"--add-to: already in the file: {run}" in refused.stderr
 
 
-def test_diagnoses_added_to_a_file_are_summarized_with_its_own(tmp_path, monkeypatch):
+def test_diagnoses_added_to_a_file_are_summarized_with_its_own(tmp_path):
     run = tmp_path / "seed1"
-    run.mkdir()
-    (run / "config.json").write_text("{}")
-    earlier = tmp_path / "modes.json"
-    earlier.write_text(json.dumps({"sample": 4, "sample_seed": 0, "command": "python first",
-                                   "diagnoses": {"runs/seed0": {"mode": "solved"}},
-                                   "summary": {"n": 1}}))
-    import sa_jump_syntax_swap as swap  # what main() imports its sample from
-
-    monkeypatch.setattr(swap, "test_sample", lambda size, seed, parser: ["example"] * size)
-    monkeypatch.setattr(failure_modes, "diagnose",
-                        lambda run_dir, sample: {"mode": "jump_row", "sample_accuracy": 0.4,
-                                                 "sample_accuracy_with_walk_row": 1.0})
-    assert failure_modes.main(["--runs", str(run), "--sample", "4",
-                               "--add-to", str(earlier)]) == 0
-    record = json.loads(earlier.read_text())
+    earlier = {"sample": 4, "sample_seed": 0, "command": "python first",
+               "diagnoses": {"runs/seed0": {"mode": "solved"}}, "summary": {"n": 1}}
+    diagnoses = {str(run): {"mode": "jump_row", "sample_accuracy": 0.4,
+                            "sample_accuracy_with_walk_row": 1.0}}
+    record = failure_modes.added_record(earlier, diagnoses, {"sample": 4, "sample_seed": 0},
+                                        "python second", {"commit": "abc"})
     assert record["summary"]["counts"] == {"one_word_boundary": 0, "solved": 1, "jump_row": 1,
                                            "other": 0}
     assert record["command"] == "python first"
     assert record["additions"][0]["runs"] == [str(run)]
+    assert earlier["summary"] == {"n": 1}  # the earlier record is unchanged
+    with pytest.raises(ValueError, match="the file was written with sample=4"):
+        failure_modes.added_record(earlier, diagnoses, {"sample": 5, "sample_seed": 0}, "", {})

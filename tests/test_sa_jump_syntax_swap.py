@@ -1,16 +1,24 @@
-"""`scripts/sa_jump_syntax_swap.py`: how a run's own `jump` row ranks among redrawn rows."""
+"""`tools/sa_jump_syntax_swap.py` (`compgen_tf.analysis.jump_syntax_swap`): how a run's own
+`jump` row ranks among redrawn rows."""
 
-import importlib.util
 import itertools
+import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path("scripts").resolve()))
-spec = importlib.util.spec_from_file_location("jump_syntax_swap", "scripts/sa_jump_syntax_swap.py")
-jump_syntax_swap = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(jump_syntax_swap)
+from compgen_tf.analysis import jump_syntax_swap
+
+ROOT = Path(__file__).resolve().parents[1]
+# The tool imports the package as installed; here, the checkout's.
+ENV = dict(os.environ, PYTHONPATH=str(ROOT), TF_CPP_MIN_LOG_LEVEL="2")
+
+
+def tool(*args):
+    return subprocess.run([sys.executable, "tools/sa_jump_syntax_swap.py", *map(str, args)],
+                          cwd=ROOT, env=ENV, capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.parametrize("trained, drawn, below, tied, quantile", [
@@ -109,20 +117,28 @@ def test_merged_record_refuses_other_settings_and_runs_already_in(new, settings,
         jump_syntax_swap.merged_record(EARLIER, "accuracy_on_sample", new, settings, "", {})
 
 
-def test_add_to_a_file_of_other_settings_is_refused_before_scoring(tmp_path, capsys):
+def test_add_to_a_file_of_other_settings_is_refused_before_scoring(tmp_path):
     earlier = tmp_path / "draws.json"
     earlier.write_text(__import__("json").dumps(EARLIER))
-    with pytest.raises(SystemExit) as exit_info:
-        jump_syntax_swap.main(["--runs", str(tmp_path / "no_such_run"), "--sample", "500",
-                               "--draws", "20", "--add-to", str(earlier)])
-    assert exit_info.value.code == 2
-    assert "--add-to: the file was written with draws=2" in capsys.readouterr().err
+    refused = tool("--runs", tmp_path / "no_such_run", "--sample", "500", "--draws", "20",
+                   "--add-to", earlier)
+    assert refused.returncode == 2
+    assert "--add-to: the file was written with draws=2" in refused.stderr
 
 
-def test_add_to_does_not_go_with_repool(tmp_path, capsys):
+def test_add_to_does_not_go_with_repool(tmp_path):
     earlier = tmp_path / "draws.json"
     earlier.write_text(__import__("json").dumps(EARLIER))
-    with pytest.raises(SystemExit) as exit_info:
-        jump_syntax_swap.main(["--repool", str(earlier), "--add-to", str(earlier)])
-    assert exit_info.value.code == 2
-    assert "--add-to goes with --runs, not --repool" in capsys.readouterr().err
+    refused = tool("--repool", earlier, "--add-to", earlier)
+    assert refused.returncode == 2
+    assert "--add-to goes with --runs, not --repool" in refused.stderr
+
+
+def test_a_fixed_sample_keeps_the_test_order_and_refuses_a_size_out_of_range():
+    examples = [(f"c{i}", f"a{i}") for i in range(10)]
+    sample = jump_syntax_swap.fixed_sample(examples, 4, seed=0)
+    assert len(sample) == 4 and sample == sorted(sample, key=examples.index)
+    assert sample == jump_syntax_swap.fixed_sample(examples, 4, seed=0)
+    for size in (0, 11):
+        with pytest.raises(ValueError, match=rf"size must be in \[1, 10\], got {size}"):
+            jump_syntax_swap.fixed_sample(examples, size, seed=0)

@@ -448,7 +448,7 @@ def test_syntax_word_noise_replaces_word_rows_only_in_training():
 
 def test_a_one_word_command_does_not_read_its_words_syntactic_row():
     """So on add-jump the training trajectory cannot depend on `jump`'s syntactic row, which is
-    what makes scripts/sa_jump_syntax_swap.py --draws an exact counterfactual."""
+    what makes tools/sa_jump_syntax_swap.py --draws an exact counterfactual."""
     model = make_model()
     source = ids_of(model, ["jump", "walk twice"])
     target = model.encode_actions(["I_JUMP", "I_WALK I_WALK"])

@@ -72,7 +72,7 @@ _ADDJUMP_DEV_PHRASES = {"addjump_dev_run": "run", "addjump_dev_walk": "walk",
 # length_dev_unseen_clause: also its clauses. 80% of the official test commands hold a
 # clause that no training command has (`V around D thrice`, 24 actions), none of
 # length_dev's do; fitting on at most 15 actions leaves `V around D twice` (16) unseen, in
-# 74% of the test commands (scripts/length_clause_coverage.py).
+# 74% of the test commands (tools/length_clause_coverage.py).
 LENGTH_DEV_SPLITS = {"length_dev": (16, (18, 22)), "length_dev_unseen_clause": (15, (17, 22))}
 # Length development splits that hold out a clause instead of cutting at a length -> the
 # held-out clause's modifier and repetition. On the official split, `V around D` is seen

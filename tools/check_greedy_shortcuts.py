@@ -1,6 +1,6 @@
 """Checks that Syntactic Attention's greedy shortcuts decode as its Keras layers do.
 
-    python scripts/check_greedy_shortcuts.py --run runs/syntactic_attention/addprim_jump/seed0
+    python tools/check_greedy_shortcuts.py --run runs/syntactic_attention/addprim_jump/seed0
         [--out results/checks/greedy_shortcuts_syntactic_attention_addprim_jump_seed0.json]
 
 Greedy decoding takes two shortcuts that are equal to the layers up to float rounding: the
@@ -20,19 +20,16 @@ import argparse
 import os
 import sys
 import time
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
+from compgen_tf.analysis.output import emit  # noqa: E402
 from compgen_tf.experiments.experiment import load_run_model  # noqa: E402
 from compgen_tf.models.recurrent_decoder import RecurrentDecoder  # noqa: E402
 from compgen_tf.models.syntactic_attention import syntactic_attention_backbone  # noqa: E402
-from script_output import emit  # noqa: E402
 from tfds_scan import grammar  # noqa: E402
 
 

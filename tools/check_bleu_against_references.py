@@ -1,11 +1,11 @@
 """Checks `compgen_tf.training.bleu` against sacreBLEU and NLTK on the MT test set.
 
-    python scripts/check_bleu_against_references.py [--trials 20] [--out FILE]
+    python tools/check_bleu_against_references.py [--trials 20] [--out FILE]
 
 Needs `sacrebleu` and `nltk`, which the library does not depend on (run it from an
-environment that has them; the module under test is loaded from its file, so neither
-TensorFlow nor Keras is needed). Each trial perturbs the test targets at random (words
-dropped, words appended, one-word outputs) and scores the perturbed corpus four ways:
+environment that has them beside the installed package). Each trial perturbs the test
+targets at random (words dropped, words appended, one-word outputs) and scores the perturbed
+corpus four ways:
 ours and sacreBLEU (`tokenize="none"`, no smoothing) against each pair's own target, ours
 (NLTK convention) and NLTK's `corpus_bleu` against every target of an identical source, as
 the Syntactic Attention authors' script does. It reports the largest differences.
@@ -14,15 +14,11 @@ the Syntactic Attention authors' script does. It reports the largest differences
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import random
 from pathlib import Path
 
-import sacrebleu
-from nltk.translate.bleu_score import corpus_bleu as nltk_reference
-
-ROOT = Path(__file__).resolve().parents[1]
+from tfds_scan.mt import DATA_DIR
 
 
 def main() -> None:
@@ -30,10 +26,13 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--out")
     args = parser.parse_args()
-    spec = importlib.util.spec_from_file_location("bleu", ROOT / "compgen_tf/training/bleu.py")
-    bleu = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bleu)
-    lines = (ROOT / "tfds_scan/data/mt/test.txt").read_text().splitlines()
+    # Imported after parsing, so that --help works without the two reference packages.
+    import sacrebleu
+    from nltk.translate.bleu_score import corpus_bleu as nltk_reference
+
+    from compgen_tf.training import bleu
+
+    lines = (DATA_DIR / "test.txt").read_text().splitlines()
     pairs = [line[len("IN: "):].split(" OUT: ") for line in lines]
     by_source = {}
     for source, target in pairs:

@@ -1,6 +1,6 @@
 """How the model's length head fits on `length_dev_unseen_clause`, alone: a diagnostic for issue 36.
 
-    python scripts/length_head_fit_variants.py --part fit [--without-eos]
+    python tools/length_head_fit_variants.py --part fit [--without-eos]
         [--readout free|unit_norm|l1] [--seed 0] [--out FILE]
 
 Builds the baseline with `configs/seq2seq/length_head.json` as `reproduce` does (seed set
@@ -16,24 +16,20 @@ holds the readout to unit norm, `l1` adds an L1 penalty of 1e-3 on it
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 
 from compgen_tf import registry  # noqa: E402
+from compgen_tf.analysis.output import emit  # noqa: E402
 from compgen_tf.experiments.config import config_path, load_config  # noqa: E402
 from compgen_tf.experiments.scan import split_examples, vocabularies  # noqa: E402
 from compgen_tf.vocabulary import EOS_ID, PAD_ID  # noqa: E402
-from script_output import emit  # noqa: E402
 
 SPLIT = "length_dev_unseen_clause"
 

@@ -1,6 +1,6 @@
 """Can the output length be learned so that it extrapolates? A `WeightedAutomaton` on SCAN.
 
-    python scripts/length_automaton.py --split length_dev [--seeds 3] [--state-size 4]
+    python tools/length_automaton.py --split length_dev [--seeds 3] [--state-size 4]
         [--steps 20000] [--left-to-right] [--offset-l1 C] [--predictions DIR]
         [--out results/checks/length_automaton_length_dev.json]
 
@@ -14,7 +14,7 @@ absolute error. The lengths come from the split's own examples: the automaton ne
 an action.
 
 With `--predictions DIR`, writes `DIR/seed<N>.json` ({command: predicted length} for the
-test commands), which `scripts/length_oracle_decoding.py --lengths FILE` decodes with.
+test commands), which `tools/length_oracle_decoding.py --lengths FILE` decodes with.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import numpy as np  # noqa: E402
 
@@ -127,8 +126,8 @@ def main(argv=None) -> int:
             predicted = {c: int(np.round(p)) for (c, _), p in zip(test, test_pred)}
             (folder / f"seed{seed}.json").write_text(json.dumps(predicted) + "\n")
     report = {
-        "script": "scripts/length_automaton.py",
-        "command": "python scripts/length_automaton.py " + " ".join(
+        "script": "tools/length_automaton.py",
+        "command": "python tools/length_automaton.py " + " ".join(
             sys.argv[1:] if argv is None else argv),
         "split": args.split, "state_size": args.state_size, "steps": args.steps,
         "offset_l1": args.offset_l1, "provenance": PROVENANCE,

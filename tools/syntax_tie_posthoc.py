@@ -1,6 +1,6 @@
 """A trained Syntactic Attention run scored again with `syntax_tying="bare_words"` applied.
 
-    python scripts/syntax_tie_posthoc.py --run RUN_DIR [--out FILE]
+    python tools/syntax_tie_posthoc.py --run RUN_DIR [--out FILE]
 
 Tying never changes training when the tied words appear only as one-word commands: the
 shift hides a word from its own position and a one-word command reads only the boundary
@@ -19,8 +19,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 
 def main(argv=None) -> int:
@@ -57,7 +55,7 @@ def main(argv=None) -> int:
     record = {"run": str(args.run), "config": config.get("model_args"), "split": config["split"],
               "seed": config["seed"], "tied_words": tied_words, "lender_words": lenders,
               "accuracy": scores,
-              "command": f"python scripts/syntax_tie_posthoc.py --run {args.run}"}
+              "command": f"python tools/syntax_tie_posthoc.py --run {args.run}"}
     text = json.dumps(record, indent=2) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

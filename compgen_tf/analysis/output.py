@@ -1,0 +1,41 @@
+"""What a tool does with a result: record its command line, print one JSON line, optionally
+write it to a file."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def command_line(tool: str, argv=None) -> str:
+    """The command line that runs `tools/<tool>` with `argv`.
+
+    Args:
+        tool: the tool's file name, e.g. `"length_clause_coverage.py"`.
+        argv: its arguments; None for the process's own (`sys.argv[1:]`).
+
+    Returns:
+        `"python tools/<tool> ARGS"`, the arguments joined by spaces.
+    """
+    return f"python tools/{tool} " + " ".join(sys.argv[1:] if argv is None else argv)
+
+
+def emit(result: dict, out: str | None, tool: str, argv=None) -> None:
+    """Adds `result["command"]`, prints `result` as one JSON line and writes it to `out`.
+
+    Args:
+        result: the tool's result, a JSON-serializable dict; `"command"` is set in it.
+        out: a file to write the line to (its folder is made), or None.
+        tool: the tool's file name under `tools/`.
+        argv: the tool's arguments; None for the process's own.
+
+    Returns:
+        None.
+    """
+    result["command"] = command_line(tool, argv)
+    line = json.dumps(result)
+    print(line)
+    if out:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        Path(out).write_text(line + "\n")
