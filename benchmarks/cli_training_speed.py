@@ -1,0 +1,94 @@
+"""Training time of every family through the public training command, on any version.
+
+    python benchmarks/cli_training_speed.py [--families seq2seq,meta_seq2seq,...] [--out FILE]
+
+`training_speed.py` calls the library's run functions, whose names and arguments change when
+the experiments are restructured; this script times the same short runs through the command
+every version has, `python -m compgen_tf.train`, so that `compare_commits.py` can hold any two
+versions against each other:
+
+    python benchmarks/compare_commits.py --old 6b689e7 --rounds 2 \\
+        --out results/benchmarks/x.json -- benchmarks/cli_training_speed.py
+
+Each family trains from scratch with its committed configuration for a fixed number of
+steps, validating once at the end on a small carved validation set and scoring nothing
+else; the figure is the run's own `wall_time_s` from `metrics.json` (training, first-step
+tracing included, validation and scoring excluded) and the time per step. The command runs
+from the checkout this script lies in (its parent folder is put first on `PYTHONPATH`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmark_output import emit
+
+CHECKOUT = Path(__file__).resolve().parents[1]
+# family -> (flag naming its data, split or task, training steps)
+FAMILIES = {
+    "seq2seq": ("--split", "simple", 300),
+    "equivariant_seq2seq": ("--split", "addprim_jump", 60),
+    "syntactic_attention": ("--split", "addprim_jump", 200),
+    "counting_seq2seq": ("--split", "simple", 200),
+    "meta_seq2seq": ("--task", "mutual_exclusivity", 80),
+    "symbol_convolution": ("--task", "composition", 1000),
+    "mlp_baseline": ("--task", "composition", 1500),
+    "recurrent_baseline": ("--task", "composition", 600),
+    "stack_lstm": ("--task", "palindromes", 40),
+    "lstm_baseline": ("--task", "palindromes", 100),
+}
+
+
+def train_once(family: str, run_dir: Path) -> dict:
+    """Trains `family` for its steps in `run_dir`; returns its training time."""
+    flag, data, steps = FAMILIES[family]
+    command = [sys.executable, "-m", "compgen_tf.train", "--model", family, flag, data,
+               "--seed", "0", "--output", str(run_dir), "--quiet",
+               "--set", f"training.max_steps={steps}", "--set", f"training.eval_every={steps}",
+               "--set", f"training.checkpoint_every={steps}"]
+    if flag == "--split":
+        command += ["--set", "data.validation_fraction=0.02", "--evaluate-splits", "validation"]
+    elif family == "meta_seq2seq":
+        command += ["--set", "data.validation_episodes=1"]
+    env = {**os.environ, "PYTHONPATH": str(CHECKOUT), "TF_CPP_MIN_LOG_LEVEL": "2"}
+    done = subprocess.run(command, cwd=CHECKOUT, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{family}: {shlex.join(command)} exited {done.returncode}: "
+                           f"{done.stderr.strip()[-500:]}")
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    seconds = metrics["wall_time_s"]
+    return {"wall_time_s": seconds, "ms_per_step": round(1000 * seconds / steps, 2)}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--families", default=",".join(FAMILIES),
+                        help=f"comma-separated, from {', '.join(FAMILIES)}")
+    parser.add_argument("--out", help="also write the JSON line to this file")
+    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    families = args.families.split(",")
+    unknown = sorted(set(families) - set(FAMILIES))
+    if unknown:
+        parser.error(f"unknown families {unknown}; choose from {sorted(FAMILIES)}")
+    result = {"benchmark": "cli_training_speed",
+              "command": "python benchmarks/cli_training_speed.py " + shlex.join(argv),
+              "cpu_count": os.cpu_count()}
+    with tempfile.TemporaryDirectory() as folder:
+        for family in families:
+            timing = train_once(family, Path(folder) / family)
+            result.update({f"{family}_{key}": value for key, value in timing.items()})
+    emit(result, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
