@@ -34,6 +34,8 @@ def default_readme(results_dir: Path) -> Path | None:
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf report`: 0 when written (or, with --check, up to date), 1 when
+    --check finds a stale file, 2 for bad input."""
     parser = argparse.ArgumentParser(prog=GENERATOR, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--results-dir", default=str(RESULTS_DIR),

@@ -13,6 +13,7 @@ from compgen_tf.experiments.results import summarize
 
 
 def percent(fraction: float) -> str:
+    """A fraction as a percentage with one decimal: 0.9125 -> "91.2"."""
     return f"{100.0 * fraction:.1f}"
 
 
@@ -22,6 +23,7 @@ def _paper_number(value: float) -> str:
 
 
 def paper_cell(paper: dict) -> str:
+    """A paper's figure (`compgen_tf.reporting.papers`): "78.4 ± 27.4 (median 91.0, n=25)"."""
     text = _paper_number(paper["mean"])
     if "std" in paper:
         text += f" ± {_paper_number(paper['std'])}"
@@ -44,6 +46,7 @@ def _wall_time(seconds) -> str:
 
 
 def our_stats(entry: dict) -> dict:
+    """`summarize` of a results entry's test accuracies, with its mean wall time per run."""
     accuracies = [run["test_accuracy"] for run in entry["runs"]]
     times = [run["wall_time_s"] for run in entry["runs"] if run.get("wall_time_s") is not None]
     return dict(summarize(accuracies), wall_time=statistics.fmean(times) if times else None)
@@ -70,6 +73,7 @@ def provenance_cell(entry: dict | None, with_reason: bool = True) -> str:
 
 
 def split_cell(name: str, entry: dict | None) -> str:
+    """The split's name, linked to its results file (or to each of the files pooled)."""
     if entry is None:
         return name
     if "pooled" in entry:
@@ -78,6 +82,7 @@ def split_cell(name: str, entry: dict | None) -> str:
 
 
 def number_cells(values) -> list[str]:
+    """mean ± std, median and min–max of plain numbers (BLEU), two decimals."""
     stats = summarize(values)
     spread = f" ± {stats['std']:.2f}" if stats["n"] > 1 else ""
     return [f"{stats['mean']:.2f}{spread}", f"{stats['median']:.2f}",
@@ -85,6 +90,7 @@ def number_cells(values) -> list[str]:
 
 
 def scalar(value) -> str:
+    """A benchmark field as a table cell ("—" for none, `|` escaped)."""
     if value is None:
         return "—"
     if isinstance(value, float):
