@@ -33,14 +33,23 @@ def package_versions() -> dict:
 
 def source_commit() -> str | None:
     """The git commit of the checkout this package runs from, with "+changes" when its
-    tracked files differ from it; None outside a git checkout (an installed wheel)."""
-    root = Path(__file__).resolve().parents[1]
-    if not (root / ".git").exists():
-        return None
+    tracked files differ from it; None when the package's files are not tracked by git (an
+    installed wheel, even one in a virtual environment inside a checkout)."""
+    package = Path(__file__).resolve().parent
     try:
-        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True,
+        # Ask git whether this very file is tracked, and where that checkout's root is,
+        # rather than guessing the root from the file's location.
+        root = subprocess.run(["git", "-C", str(package), "rev-parse", "--show-toplevel"],
+                              capture_output=True, text=True, timeout=10)
+        tracked = subprocess.run(["git", "-C", str(package), "ls-files", "--error-unmatch",
+                                  Path(__file__).name], capture_output=True, text=True,
+                                 timeout=10)
+        if root.returncode or tracked.returncode:
+            return None
+        root = root.stdout.strip()
+        head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
                               text=True, timeout=10, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+        changed = subprocess.run(["git", "-C", root, "status", "--porcelain",
                                   "--untracked-files=no"], capture_output=True, text=True,
                                  timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):

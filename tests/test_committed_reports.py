@@ -2,11 +2,11 @@
 
 from pathlib import Path
 
-from compgen_tf.experiments.results import RESULTS_DIR
 from compgen_tf.reporting.figures import shown_forms, unbacked_figures
 from compgen_tf.reporting.report import stale_reports
 
 REPO = Path(__file__).resolve().parents[1]
+RESULTS_DIR = REPO / "results"
 
 
 def test_results_readme_summary_and_doc_tables_regenerate_identically(tmp_path):

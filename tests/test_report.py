@@ -2,8 +2,9 @@ import json
 
 import pytest
 
-from compgen_tf.reporting.report import PAPER_RESULTS, main as report
+from compgen_tf.cli.report import main as report
 from compgen_tf.experiments.results import write_results
+from compgen_tf.reporting.papers import PAPER_RESULTS
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 POST_HOC = {"kind": "post-hoc", "reason": "the learning rate was picked on test scores"}

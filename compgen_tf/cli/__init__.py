@@ -32,7 +32,7 @@ COMMANDS = {
     "tune": ("compgen_tf.experiments.tune", "keras-tuner search over a search-space file"),
     "reproduce": ("compgen_tf.experiments.reproduce",
                   "several seeds of a model, summary in results/"),
-    "report": ("compgen_tf.reporting.report", "regenerate results/README.md and the plots"),
+    "report": ("compgen_tf.cli.report", "regenerate results/README.md and the plots"),
     "errors": ("compgen_tf.reporting.error_analysis", "kinds of wrong translations of a run"),
     "plot-attention": ("compgen_tf.reporting.plot_attention",
                        "attention heat map of one translation"),

@@ -1,5 +1,9 @@
 """Experiment configurations: JSON files under `configs/`, overridable from the command line.
 
+The committed files are package data (`compgen_tf.resources`, `CONFIG_DIR`): a model's
+default configuration is found by name from any directory, in a checkout or an installed
+wheel; `--config PATH` reads any other file.
+
 A configuration has four sections:
 
 - `model_args`: keyword arguments of the model class;
@@ -23,9 +27,11 @@ import copy
 import json
 from pathlib import Path
 
+from compgen_tf import resources
 from tfds_scan.splits import VALIDATION_CARVES
 
-CONFIG_DIR = Path(__file__).resolve().parents[2] / "configs"
+# The committed configurations: package data, the repository's top-level `configs/`.
+CONFIG_DIR = resources.path("configs")
 
 TRAINING_KEYS = {
     "batch_size": int, "learning_rate": float, "clip_norm": float,

@@ -50,8 +50,9 @@ class Experiment:
         self.check_task(model, task)
         path = Path(config_file or config_path(model, task))
         chosen = load_config(path)
-        if path.is_absolute() and path.resolve().is_relative_to(CONFIG_DIR.parent):
-            path = path.resolve().relative_to(CONFIG_DIR.parent)  # as typed from the repo root
+        if path.is_absolute() and path.resolve().is_relative_to(CONFIG_DIR.resolve()):
+            # a committed file, named as typed from the repository root wherever it is installed
+            path = Path("configs") / path.resolve().relative_to(CONFIG_DIR.resolve())
         overrides = list(overrides)
         if steps is not None:
             overrides.append(f"training.max_steps={steps}")

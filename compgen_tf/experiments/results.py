@@ -24,7 +24,9 @@ from pathlib import Path
 from compgen_tf.experiments.config import (ConfigError, check_provenance, comparable,
                                            unrecorded_provenance)
 
-RESULTS_DIR = Path(__file__).resolve().parents[2] / "results"
+# Where results files go unless the user says (`--results-dir`): `results/` of the current
+# directory, the repository's own when run from its root; never the installed package.
+RESULTS_DIR = Path("results")
 
 
 def summarize(values) -> dict:

@@ -21,9 +21,10 @@ import numpy as np
 
 from tfds_scan import grammar
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_SCAN_DIR = REPO_ROOT.parent / "shared" / "scan"
-DEFAULT_OUTPUT = REPO_ROOT / "tfds_scan" / "data" / "scan_orders.npz"
+# A maintainer's tool, run from the repository root: the defaults are relative to the
+# current directory (the file goes into the source tree, never into an installed package).
+DEFAULT_SCAN_DIR = Path("..") / "shared" / "scan"
+DEFAULT_OUTPUT = Path("tfds_scan") / "data" / "scan_orders.npz"
 SIMPLE_TRAIN_SIZE = 16_728
 
 

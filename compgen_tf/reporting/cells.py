@@ -1,0 +1,98 @@
+"""The cells of the report's tables: our statistics over seeds, a paper's figure, provenance.
+
+Every table of `results/README.md`, of the project README and of the docs' results tables
+formats its numbers here, so that one figure reads the same wherever it is shown.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from compgen_tf.experiments.config import PROVENANCE_KINDS
+from compgen_tf.experiments.results import summarize
+
+
+def percent(fraction: float) -> str:
+    """A fraction as a percentage with one decimal: 0.9125 -> "91.2"."""
+    return f"{100.0 * fraction:.1f}"
+
+
+def _paper_number(value: float) -> str:
+    text = f"{value:.2f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
+def paper_cell(paper: dict) -> str:
+    """A paper's figure (`compgen_tf.reporting.papers`): "78.4 ± 27.4 (median 91.0, n=25)"."""
+    text = _paper_number(paper["mean"])
+    if "std" in paper:
+        text += f" ± {_paper_number(paper['std'])}"
+    extras = []
+    if "median" in paper:
+        extras.append(f"median {_paper_number(paper['median'])}")
+    if "n" in paper:
+        extras.append(f"n={paper['n']}")
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _wall_time(seconds) -> str:
+    if seconds is None:
+        return "—"
+    if seconds < 100:
+        return f"{seconds:.1f} s"
+    if seconds < 6000:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def our_stats(entry: dict) -> dict:
+    """`summarize` of a results entry's test accuracies, with its mean wall time per run."""
+    accuracies = [run["test_accuracy"] for run in entry["runs"]]
+    times = [run["wall_time_s"] for run in entry["runs"] if run.get("wall_time_s") is not None]
+    return dict(summarize(accuracies), wall_time=statistics.fmean(times) if times else None)
+
+
+def our_cells(entry: dict | None) -> list[str]:
+    """mean ± std, median, min–max, n and wall time: the same statistics on every row."""
+    if entry is None:
+        return ["—"] * 5
+    stats = our_stats(entry)
+    spread = f" ± {percent(stats['std'])}" if stats["n"] > 1 else ""  # no std from one run
+    return [f"{percent(stats['mean'])}{spread}", percent(stats["median"]),
+            f"{percent(stats['min'])}–{percent(stats['max'])}", str(stats["n"]),
+            _wall_time(stats["wall_time"])]
+
+
+def provenance_cell(entry: dict | None, with_reason: bool = True) -> str:
+    """The row's marker (`PROVENANCE_KINDS`), and the one-line reason its file gives."""
+    if entry is None:
+        return "—"
+    provenance = entry["provenance"]
+    label = PROVENANCE_KINDS[provenance["kind"]]
+    return f"{label}: {provenance['reason']}" if with_reason else label
+
+
+def split_cell(name: str, entry: dict | None) -> str:
+    """The split's name, linked to its results file (or to each of the files pooled)."""
+    if entry is None:
+        return name
+    if "pooled" in entry:
+        return f"{name} (pooled: {', '.join(f'[{p}]({p})' for p in entry['pooled'])})"
+    return f"[{name}]({entry['path']})"
+
+
+def number_cells(values) -> list[str]:
+    """mean ± std, median and min–max of plain numbers (BLEU), two decimals."""
+    stats = summarize(values)
+    spread = f" ± {stats['std']:.2f}" if stats["n"] > 1 else ""
+    return [f"{stats['mean']:.2f}{spread}", f"{stats['median']:.2f}",
+            f"{stats['min']:.2f}–{stats['max']:.2f}"]
+
+
+def scalar(value) -> str:
+    """A benchmark field as a table cell ("—" for none, `|` escaped)."""
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value).replace("|", "\\|")
