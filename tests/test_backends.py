@@ -23,7 +23,7 @@ TESTS = Path(__file__).resolve().parent
 BACKENDS = ["tensorflow", "jax", "torch"]
 OTHER_BACKENDS = BACKENDS[1:]
 LAYER_TEST_FILES = ["test_layers_keras.py", "test_stack_lstm_cell.py",
-                    "test_key_value_memory.py"]
+                    "test_key_value_memory.py", "test_masked_attention.py"]
 # float32 on three kernels libraries: outputs agree to rounding, far below any real difference.
 TOLERANCE = 1e-5
 

@@ -96,8 +96,8 @@ def test_reproduce_evaluate_export_and_tune_work_for_every_model(name, tmp_path,
 
     if name not in SEARCHED:
         # Every value at both ends of the committed search space makes a model that builds.
-        from compgen_tf.experiments.tune import (apply_hyperparameters, load_search_space,
-                                                 search_space_path)
+        from compgen_tf.experiments.search_space import (apply_hyperparameters,
+                                                         load_search_space, search_space_path)
 
         base = spec.experiment.resolve_config(name, task, overrides=overrides)
         specs = load_search_space(search_space_path(name), name, base)

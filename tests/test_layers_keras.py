@@ -12,7 +12,8 @@ from keras import ops
 
 from compgen_tf.groups import Symmetry, check_equivariance, regular_transform
 from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
-                               KeyValueMemory, StackLSTMCell, WeightedAutomaton)
+                               KeyValueMemory, StackLSTMCell, SyntaxShift, TiedRowsEmbedding,
+                               WeightedAutomaton, WordNoise)
 from layer_test_case import numpy, run_layer_test
 
 SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "jump", "look", "run", "walk", "twice"]
@@ -87,6 +88,54 @@ def test_key_value_memory(tmp_path):
     run_layer_test(KeyValueMemory, {}, [features(2, 4, 6), features(2, 3, 6, seed=1),
                                         features(2, 3, 5, seed=2)],
                    [(2, 4, 5), (2, 4, 3)], expected_num_trainable_weights=0, tmp_path=tmp_path)
+
+
+# Syntactic Attention's layers: `<sos>` = 2, `<eos>` = 3, `<pad>` = 0, words from 4 on.
+SOURCE_IDS = np.array([[2, 4, 5, 3, 0], [2, 6, 3, 0, 0]], "int32")
+
+
+def test_syntax_shift(tmp_path):
+    states = features(2, 5, 6)
+    run_layer_test(SyntaxShift, dict(units=3), [states, SOURCE_IDS], (2, 5, 6),
+                   expected_num_trainable_weights=2, tmp_path=tmp_path)
+    layer = SyntaxShift(3)
+    shifted = numpy(layer(states, SOURCE_IDS))
+    sos, eos = numpy(layer.sos_syntax), numpy(layer.eos_syntax)
+    # A word reads its left neighbour's forward and its right neighbour's backward features.
+    np.testing.assert_array_equal(shifted[0, 1], np.concatenate([states[0, 0, :3],
+                                                                 states[0, 2, 3:]]))
+    np.testing.assert_array_equal(shifted[0, 0], sos)
+    np.testing.assert_array_equal(shifted[0, 3], eos)
+    np.testing.assert_array_equal(shifted[1, 2], eos)
+    assert np.all(shifted[0, 4] == 0) and np.all(shifted[1, 3:] == 0)
+    with pytest.raises(ValueError, match="units"):
+        SyntaxShift(0)
+
+
+def test_word_noise(tmp_path):
+    embedded = features(2, 5, 4)
+    run_layer_test(WordNoise, dict(rate=0.5, seed=1), [embedded, SOURCE_IDS], (2, 5, 4),
+                   expected_num_trainable_weights=0, expected_num_non_trainable_variables=1,
+                   tmp_path=tmp_path)
+    layer = WordNoise(rate=1.0, seed=1)
+    np.testing.assert_array_equal(numpy(layer(embedded, SOURCE_IDS)), embedded)
+    noisy = numpy(layer(embedded, SOURCE_IDS, training=True))
+    is_word = SOURCE_IDS >= 4
+    # At rate 1 every word is replaced and nothing else is.
+    np.testing.assert_array_equal(noisy[~is_word], embedded[~is_word])
+    assert not np.any(noisy[is_word] == embedded[is_word])
+    for bad, message in [(dict(rate=1.5), r"rate must be a probability in \[0, 1\], got 1.5"),
+                         (dict(rate=True), "rate must be"),
+                         (dict(rate=0.1, stddev=0), "stddev must be a positive number, got 0")]:
+        with pytest.raises(ValueError, match=message):
+            WordNoise(**bad)
+
+
+def test_tied_rows_embedding(tmp_path):
+    ids = np.array([[4, 5, 6, 0], [6, 6, 5, 4]], dtype="int32")
+    run_layer_test(TiedRowsEmbedding, dict(input_dim=8, output_dim=3, tied_ids=[6],
+                                           lender_ids=[4, 5]), ids, (2, 4, 3),
+                   expected_num_trainable_weights=1, tmp_path=tmp_path)
 
 
 @pytest.mark.parametrize("go_backwards", [True, False])

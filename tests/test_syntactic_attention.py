@@ -664,8 +664,7 @@ def test_a_training_run_ties_from_the_whole_training_file(tmp_path, monkeypatch)
 def test_tied_rows_embedding_layer():
     from layer_test_case import run_layer_test
 
-    from compgen_tf.models.syntactic_attention.syntactic_attention_backbone import (
-        TiedRowsEmbedding)
+    from compgen_tf.layers import TiedRowsEmbedding
 
     ids = np.array([[4, 5, 6, 0], [6, 6, 5, 4]], dtype="int32")
     run_layer_test(TiedRowsEmbedding, dict(input_dim=8, output_dim=3, tied_ids=[6],

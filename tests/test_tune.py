@@ -5,7 +5,8 @@ import pytest
 
 from compgen_tf import registry
 from compgen_tf.experiments.config import config_path, load_config
-from compgen_tf.experiments.tune import load_search_space, main as tune, search_space_path
+from compgen_tf.cli.tune import main as tune
+from compgen_tf.experiments.search_space import load_search_space, search_space_path
 
 SPLIT = "simple_p1"  # 209 train lines: 188 fit, 21 validation
 

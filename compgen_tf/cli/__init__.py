@@ -29,7 +29,7 @@ COMMANDS = {
     "evaluate": ("compgen_tf.cli.evaluate", "exact match of a trained run on its splits"),
     "export": ("compgen_tf.cli.export",
                "a trained run as a SavedModel: strings in, strings out"),
-    "tune": ("compgen_tf.experiments.tune", "keras-tuner search over a search-space file"),
+    "tune": ("compgen_tf.cli.tune", "keras-tuner search over a search-space file"),
     "reproduce": ("compgen_tf.experiments.reproduce",
                   "several seeds of a model, summary in results/"),
     "report": ("compgen_tf.cli.report", "regenerate results/README.md and the plots"),

@@ -5,5 +5,6 @@
   (a SCAN split, meta-learning episodes, a toy task of "Symmetry and systematicity").
 - `reproduce`: several seeds of any registered model, summarised in `results/`.
 - `results`: the results files (every seed, mean ± std, median, min-max, n).
-- `tune`: keras-tuner searches for any registered model.
+- `search_space`, `tune`: keras-tuner searches for any registered model (the search space
+  file and its checks; the tuner, its trials and its report).
 """

@@ -1,279 +1,33 @@
-"""Hyperparameter search with keras-tuner: `python -m compgen_tf tune`.
+"""keras-tuner's side of `python -m compgen_tf tune` (the manual: `compgen_tf.cli.tune`).
 
-    python -m compgen_tf tune --model syntactic_attention --split addprim_jump \\
-        --tuner hyperband --max-epochs 27
-    python -m compgen_tf tune --model seq2seq --split simple --tuner random --max-trials 20 \\
-        --steps 3000
-
-Every registered model can be tuned: a SCAN model on a `--split`, meta seq2seq and the
-toy-task models on a `--task`.
-
-    python -m compgen_tf tune --model stack_lstm --task palindromes --tuner random \
-        --max-trials 10 --steps 500
-
-The search is keras-tuner's own flow: a `RunHyperModel` (a `keras_tuner.HyperModel`) whose
-`build(hp)` makes the task model of the trial's configuration (one set of hyperparameter
-values applied to `configs/<model>/<split or task>.json`, or `--config`, after the `--set`
-overrides) and whose `fit(hp, model, ...)` trains it as one run of the library (the model's
-experiment: `fit` with the library's callbacks) in the trial's run directory,
-`OUTPUT/<tuner>/trial_<id>/run`. The objective is the exact-match accuracy on the
-VALIDATION data carved from train (`val_exact_match`, maximised; the toy tasks' accuracy);
-the test data are never evaluated during a search. `tuner.get_best_models()` loads the
-best trials' selected models from their run directories.
-
-Search space: `configs/<model>/search_space.json` (or `--search-space FILE`), a JSON
-object mapping `section.key` to a spec:
-
-    {"notes": "where the ranges come from",
-     "model_args.hidden_units": {"type": "int", "min": 32, "max": 256, "step": 32},
-     "model_args.dropout": {"type": "float", "min": 0.0, "max": 0.5, "step": 0.1},
-     "training.learning_rate": {"type": "choice", "values": [0.0003, 0.001, 0.003]},
-     "training.jit_compile": {"type": "boolean"}}
-
-`int` and `float` take `min`, `max` and optionally `step` and `sampling` (`linear`,
-`log`, `reverse_log`). A key also given with `--set` is fixed at that value and
-removed from the search.
-
-Training budget of a trial:
-- `--tuner hyperband`: keras-tuner hands each trial an epoch budget (`tuner/epochs`,
-  at most `--max-epochs`, default 27, shrinking by `--factor`); it becomes
-  `training.max_steps` = epochs x steps per epoch, where an epoch is `--steps N`
-  steps if given, else one pass over the fit data (ceil(examples / batch size) of
-  that trial; for meta seq2seq, which draws a new episode at every step, `eval_every` steps). A trial promoted from a shorter one (the `from` column) continues
-  that trial's run from its last checkpoint (weights, optimizer, data position, best
-  score) up to its own budget, as keras-tuner's Hyperband does with `fit`; its
-  metrics.json records `warm_start`. The full schedule of `--max-epochs 27 --factor 3` is 70
-  trials with 450 epochs of budget in all (`--max-epochs 9`: 23 trials, 87 epochs), of
-  which a promoted trial trains only its extra epochs; `--max-trials` caps it.
-- `--tuner random` / `bayesian`: `--steps N` fixes `training.max_steps`,
-  `--max-epochs N` sets it to N passes over the fit split; with neither, the
-  configuration's own `max_steps` applies. Early stopping (patience) still applies.
-  `bayesian` needs scipy and scikit-learn (`pip install 'keras-tuner[bayesian]'`).
-
-Resuming: rerunning the same command continues the search. keras-tuner reloads its
-state from `OUTPUT/<tuner>/` (finished trials are not run again; an interrupted trial
-is retried, and its run directory resumes from its last checkpoint). A larger
-`--max-trials` extends a finished search; any other change (model, split, tuner,
-seed, search space, base configuration, budget) is refused: pass another `--output`.
-
-Outputs (default `OUTPUT` = `runs/tune/<model>/<split or task>`): `trials.md` and
-`trials.json` (the trials ranked by validation exact match, with their
-hyperparameters, steps and wall time), `best_config.json` (the best trial's full
-configuration, accepted by `python -m compgen_tf train --config`), and
-`search.json` (the settings that a rerun must match).
-
-GPU: TensorFlow, and therefore every trial, uses a visible GPU automatically (with
-the `gpu` extra installed); `CUDA_VISIBLE_DEVICES=1` picks the second GPU and
-`CUDA_VISIBLE_DEVICES=` hides them all. Trials run one after another.
-
-Distributed search (`--distributed`): keras-tuner's own chief/worker mode. Start
-the same command once per process, with three environment variables:
-`KERASTUNER_ORACLE_IP` / `KERASTUNER_ORACLE_PORT`, the address where the chief
-serves the oracle (gRPC), and `KERASTUNER_TUNER_ID`: `chief` for the one process
-that runs the oracle (it trains nothing), a distinct name (`tuner0`, `tuner1`, ...)
-for each worker, which asks the chief for trials and trains them one after another.
-
-    KERASTUNER_TUNER_ID=chief KERASTUNER_ORACLE_IP=10.0.0.1 KERASTUNER_ORACLE_PORT=8000 \
-        python -m compgen_tf tune --model seq2seq --split simple --tuner random --distributed
-    KERASTUNER_TUNER_ID=tuner0 KERASTUNER_ORACLE_IP=10.0.0.1 KERASTUNER_ORACLE_PORT=8000 \
-        python -m compgen_tf tune --model seq2seq --split simple --tuner random --distributed
-
-Every process must get the same arguments, and `--output` must be one directory
-that all of them see (a shared file system across machines): the workers write
-the trials' run directories there, and the chief, which ends when the last
-trial has, writes the ranked table and `best_config.json` once. The workers
-only train; each trial records its worker in `trial_<id>/worker.json` and in
-the `worker` column of the table. Restarting a lost worker with the same
-`KERASTUNER_TUNER_ID` is safe; restarting the chief continues the search from
-its saved state, like an ordinary rerun.
+A `RunTuner` (a `keras_tuner.Tuner`, one run directory per trial) over a `RunHyperModel`
+(a `keras_tuner.HyperModel` whose trial is one run of the library), made by `make_tuner`
+with one of keras-tuner's oracles; the trials' budgets (`trial_max_steps`); the process's
+role in a distributed search (`distributed_role`, `worker_id`); and what a search reports
+(`trial_rows`, `markdown_table`, `best_config`, written by `write_report`; the settings a
+rerun must match, `record_search`). The search space file and its checks are
+`compgen_tf.experiments.search_space`.
 """
 
 from __future__ import annotations
 
-import argparse
-import copy
 import json
 import os
-import shlex
 import sys
 from pathlib import Path
 
 import keras_tuner as kt
 
 from compgen_tf import registry
-from compgen_tf.experiments.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS,
-                                           ConfigError, comparable, config_differences,
+from compgen_tf.experiments.config import (SECTIONS, ConfigError, comparable, config_differences,
                                            validate_config)
+from compgen_tf.experiments.search_space import apply_hyperparameters, searched_values
 
 OBJECTIVE = "val_exact_match"
 TUNERS = ("hyperband", "random", "bayesian")
-SEARCH_SPACE_FILE = "search_space.json"
-SPEC_FIELDS = {"int": {"type", "min", "max", "step", "sampling"},
-               "float": {"type", "min", "max", "step", "sampling"},
-               "choice": {"type", "values"},
-               "boolean": {"type"}}
-SAMPLINGS = ("linear", "log", "reverse_log")
 TUNING_SPLITS = ("validation",)
 DEFAULT_MAX_TRIALS = 10
 DEFAULT_MAX_EPOCHS = 27
-FLOAT_DIGITS = 10
-
-
-class SearchSpaceError(ConfigError):
-    """A search space file that cannot be used."""
-
-
-# --------------------------------------------------------------------------- search spaces
-
-def search_space_path(model: str) -> Path:
-    """The committed search space of `model`: `configs/<model>/search_space.json`."""
-    return CONFIG_DIR / model / SEARCH_SPACE_FILE
-
-
-def load_search_space(path, model: str, base_config: dict | None = None) -> dict:
-    """Reads and validates a search space file; returns `{section.key: spec}` (no notes).
-
-    `base_config`: a resolved configuration of `model` (with its split or task), whose
-    values at both ends of every range are then checked too."""
-    path = Path(path)
-    if not path.exists():
-        raise SearchSpaceError(f"search space file {path} does not exist (expected a JSON "
-                               f"object mapping SECTION.KEY to a spec)")
-    try:
-        space = json.loads(path.read_text())
-    except json.JSONDecodeError as error:
-        raise SearchSpaceError(f"{path} is not valid JSON: {error}") from error
-    return validate_search_space(space, model, base_config, origin=str(path))
-
-
-def validate_search_space(space, model: str, base_config: dict | None = None,
-                          origin: str = "search space") -> dict:
-    """Checks key names, spec types and bounds; with `base_config`, also that the
-    configuration (and the model) accept the values at both ends of every range."""
-    if not isinstance(space, dict):
-        raise SearchSpaceError(f"{origin}: a search space is a JSON object mapping "
-                               f"SECTION.KEY to a spec")
-    if "notes" in space and not isinstance(space["notes"], str):
-        raise SearchSpaceError(f"{origin}: 'notes' must be a string")
-    specs = {name: spec for name, spec in space.items() if name != "notes"}
-    if not specs:
-        raise SearchSpaceError(f"{origin}: no hyperparameters to search")
-    spec = registry.spec(model)
-    task = (spec.experiment.task(base_config) if base_config and "model" in base_config
-            else spec.tasks[0])
-    valid_keys = {"model_args": spec.experiment.model_arg_names(model, task),
-                  "training": set(TRAINING_KEYS), "data": set(DATA_KEYS)}
-    for name, spec in specs.items():
-        section, dot, key = name.partition(".")
-        where = f"{origin}: {name}"
-        if not dot or section not in SECTIONS or not key:
-            raise SearchSpaceError(f"{where}: keys look like SECTION.KEY with SECTION one of "
-                                   f"{list(SECTIONS)}")
-        if key not in valid_keys[section]:
-            raise SearchSpaceError(f"{where}: {key!r} is not a {section} key of model "
-                                   f"{model!r}; valid keys: {sorted(valid_keys[section])}")
-        _check_spec(spec, where)
-    if base_config is not None:
-        _check_values_accepted(specs, model, base_config, origin)
-    return specs
-
-
-def _is_number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def _check_spec(spec, where):
-    if not isinstance(spec, dict) or "type" not in spec:
-        raise SearchSpaceError(f"{where}: a spec is an object with a 'type' "
-                               f"(one of {sorted(SPEC_FIELDS)})")
-    kind = spec["type"]
-    if kind not in SPEC_FIELDS:
-        raise SearchSpaceError(f"{where}: unknown type {kind!r}; expected one of "
-                               f"{sorted(SPEC_FIELDS)}")
-    unknown = set(spec) - SPEC_FIELDS[kind]
-    if unknown:
-        raise SearchSpaceError(f"{where}: unknown field(s) {sorted(unknown)} for type "
-                               f"{kind!r}; allowed: {sorted(SPEC_FIELDS[kind])}")
-    if kind in ("int", "float"):
-        for field in ("min", "max"):
-            if field not in spec:
-                raise SearchSpaceError(f"{where}: type {kind!r} needs '{field}'")
-        low, high, step = spec["min"], spec["max"], spec.get("step")
-        wanted = (lambda v: isinstance(v, int) and not isinstance(v, bool)) if kind == "int" \
-            else _is_number
-        for field, value in (("min", low), ("max", high), ("step", step)):
-            if value is not None and not wanted(value):
-                raise SearchSpaceError(f"{where}: '{field}' must be "
-                                       f"{'an integer' if kind == 'int' else 'a number'}, "
-                                       f"got {value!r}")
-        if not low < high:
-            raise SearchSpaceError(f"{where}: bad bounds: min ({low}) must be below max "
-                                   f"({high})")
-        sampling = spec.get("sampling", "linear")
-        if sampling not in SAMPLINGS:
-            raise SearchSpaceError(f"{where}: unknown sampling {sampling!r}; expected one of "
-                                   f"{list(SAMPLINGS)}")
-        if sampling != "linear" and low <= 0:
-            raise SearchSpaceError(f"{where}: bad bounds: {sampling} sampling needs min > 0, "
-                                   f"got {low}")
-        if step is not None:
-            if step <= 0:
-                raise SearchSpaceError(f"{where}: bad step {step}: must be positive")
-            if sampling == "linear" and step > high - low:
-                raise SearchSpaceError(f"{where}: bad step {step}: larger than max - min "
-                                       f"({high - low}), so only min could be drawn")
-            if sampling != "linear" and step <= 1:
-                raise SearchSpaceError(f"{where}: bad step {step}: with {sampling} sampling "
-                                       f"the step is a factor and must be > 1")
-    elif kind == "choice":
-        values = spec.get("values")
-        if not isinstance(values, list) or len(values) < 2:
-            raise SearchSpaceError(f"{where}: 'values' must be a list of at least 2 values")
-        if len({json.dumps(v) for v in values}) != len(values):
-            raise SearchSpaceError(f"{where}: 'values' has duplicates: {values}")
-        kinds = {_value_kind(v) for v in values}
-        if None in kinds or len(kinds) != 1:
-            raise SearchSpaceError(f"{where}: 'values' must all be integers, all numbers, all "
-                                   f"strings or all booleans, got {values}")
-
-
-def _value_kind(value):
-    if isinstance(value, bool):
-        return "bool"
-    if _is_number(value):
-        return "number"
-    if isinstance(value, str):
-        return "str"
-    return None
-
-
-def _candidate_values(spec) -> list:
-    kind = spec["type"]
-    if kind in ("int", "float"):
-        return [spec["min"], spec["max"]]
-    if kind == "choice":
-        return list(spec["values"])
-    return [False, True]
-
-
-def _check_values_accepted(specs, model, base_config, origin):
-    """Every value at the ends of each range must pass the config schema and the model."""
-    model_spec = registry.spec(model)
-    experiment = model_spec.experiment
-    for name, spec in specs.items():
-        section, _, key = name.partition(".")
-        for value in _candidate_values(spec):
-            config = copy.deepcopy(base_config)
-            config[section][key] = value
-            config.setdefault("model", model)
-            config.setdefault(experiment.task_key, model_spec.tasks[0])
-            try:
-                config = validate_config(config, origin="configuration")
-                if section == "model_args":
-                    experiment.check_model_args(config)
-            except (ConfigError, ValueError, TypeError) as error:
-                raise SearchSpaceError(f"{origin}: {name}: the value {value!r} in its range is "
-                                       f"rejected: {error}") from error
 
 
 def hyperparameters(specs: dict):
@@ -293,26 +47,11 @@ def hyperparameters(specs: dict):
     return hp
 
 
-def searched_values(values: dict) -> dict:
-    """The hyperparameter values of a trial, without keras-tuner's own `tuner/...` entries."""
-    return {name: (round(value, FLOAT_DIGITS) if isinstance(value, float) else value)
-            for name, value in values.items() if not name.startswith("tuner/")}
-
-
-def apply_hyperparameters(config: dict, values: dict) -> dict:
-    """`config` with each `section.key` value of a trial set; validated."""
-    config = copy.deepcopy(config)
-    for name, value in searched_values(values).items():
-        section, _, key = name.partition(".")
-        config[section][key] = value
-    return validate_config(config, origin="trial configuration")
-
-
 # --------------------------------------------------------------------------- budgets
 
 def trial_max_steps(experiment, config: dict, values: dict, tuner: str, steps: int | None,
                     max_epochs: int | None) -> int:
-    """`training.max_steps` of a trial (see the module docstring)."""
+    """`training.max_steps` of a trial (the budgets of `compgen_tf.cli.tune`'s manual)."""
     if tuner == "hyperband":
         epochs = int(values["tuner/epochs"])
         return epochs * (steps if steps else experiment.steps_per_epoch(config))
@@ -340,7 +79,7 @@ class RunHyperModel(kt.HyperModel):
         base_config: the resolved base configuration (with its model and split or task).
         seed: the seed of every trial's initialisation and data order.
         tuner: "hyperband", "random" or "bayesian" (what a trial's budget means).
-        steps, max_epochs: the budget options (see the module docstring).
+        steps, max_epochs: the budget options (see `trial_max_steps`).
         command: recorded in every trial's metrics.
     """
 
@@ -551,163 +290,61 @@ def best_config(rows: list[dict], base_config: dict, model: str, split: str,
     return validate_config(config, origin="best configuration")
 
 
-# --------------------------------------------------------------------------- command line
+# --------------------------------------------------------------------------- a search's files
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf tune", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
-    task = parser.add_mutually_exclusive_group(required=True)
-    task.add_argument("--split", dest="task", metavar="SPLIT", help="SCAN split of a SCAN model")
-    task.add_argument("--task", dest="task", metavar="TASK",
-                      help="task of meta_seq2seq (episodes) or of a toy-task model")
-    parser.add_argument("--tuner", default="hyperband", choices=TUNERS,
-                        help="search algorithm (default: hyperband)")
-    parser.add_argument("--max-trials", type=int,
-                        help=f"number of trials (random/bayesian, default {DEFAULT_MAX_TRIALS}); "
-                             "an optional cap for hyperband")
-    parser.add_argument("--max-epochs", type=int,
-                        help=f"hyperband: largest budget in epochs (default {DEFAULT_MAX_EPOCHS}); "
-                             "random/bayesian: training length in passes over the fit split")
-    parser.add_argument("--factor", type=int, default=3,
-                        help="hyperband reduction factor (default: 3)")
-    parser.add_argument("--steps", type=int,
-                        help="random/bayesian: training.max_steps of every trial; hyperband: "
-                             "steps per budget epoch (default: one pass over the fit split)")
-    parser.add_argument("--seed", type=int, default=0,
-                        help="seed of the search and of every trial's training (default: 0)")
-    parser.add_argument("--config",
-                        help="base configuration (default: configs/MODEL/SPLIT_OR_TASK.json)")
-    parser.add_argument("--search-space", metavar="FILE",
-                        help="search space (default: configs/MODEL/search_space.json)")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one base configuration value; a searched key set here "
-                             "is fixed and leaves the search (repeatable)")
-    parser.add_argument("--output",
-                        help="output directory (default: runs/tune/MODEL/SPLIT_OR_TASK)")
-    parser.add_argument("--distributed", action="store_true",
-                        help="keras-tuner chief/worker mode: this process is the chief or a "
-                             "worker, as KERASTUNER_TUNER_ID says (see above)")
-    parser.add_argument("--quiet", action="store_true", help="no per-trial keras-tuner report")
-    return parser
+SEARCH_FILE = "search.json"
 
 
-def _check_numbers(args):
-    for name in ("max_trials", "max_epochs", "steps"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            raise ConfigError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
-    if args.factor < 2:
-        raise ConfigError(f"--factor must be >= 2, got {args.factor}")
-    if args.tuner != "hyperband" and args.steps and args.max_epochs:
-        raise ConfigError(f"--tuner {args.tuner}: give --steps or --max-epochs, not both")
-    if args.tuner == "bayesian":
-        try:
-            import scipy  # noqa: F401
-            import sklearn  # noqa: F401
-        except ImportError as error:
-            raise ConfigError("--tuner bayesian needs scipy and scikit-learn "
-                              f"(pip install 'keras-tuner[bayesian]'): {error}") from None
+def record_search(output, settings: dict, command: str) -> None:
+    """Writes `OUTPUT/search.json` (`settings` and `command`), the settings a rerun must match.
 
-
-def main(argv=None) -> int:
-    args = build_parser().parse_args(argv)
-    argv = sys.argv[1:] if argv is None else list(argv)
-    command = "python -m compgen_tf tune " + shlex.join(argv)
-    output = Path(args.output or Path("runs") / "tune" / args.model / args.task)
-    spec = registry.spec(args.model)
-    flag = "--split" if spec.trains_on == "scan" else "--task"
-    if ("--task" if flag == "--split" else "--split") in argv:
-        print(f"error: {args.model} trains on a {flag}, one of: {', '.join(spec.tasks)}",
-              file=sys.stderr)
-        return 2
-    try:
-        _check_numbers(args)
-        role = distributed_role() if args.distributed else None
-        if role is None and os.environ.get("KERASTUNER_ORACLE_IP"):
-            raise ConfigError("KERASTUNER_ORACLE_IP is set: keras-tuner would run a distributed "
-                              "search; pass --distributed, or unset it")
-        base = spec.experiment.resolve_config(args.model, args.task, args.config, args.set)
-        if base["training"].get("selection", "exact_match") != "exact_match":
-            # Trials are ranked on validation exact match, which is about 0 for every
-            # translation trial: a search there would rank noise.
-            raise ConfigError("tune ranks trials on validation exact match; a configuration "
-                              f"with training.selection {base['training']['selection']!r} "
-                              "cannot be searched")
-        space_file = Path(args.search_space or search_space_path(args.model))
-        specs = load_search_space(space_file, args.model, base)
-        fixed = sorted(name.partition("=")[0] for name in args.set
-                       if name.partition("=")[0] in specs)
-        for name in fixed:
-            del specs[name]
-            print(f"{name} is fixed by --set: not searched", flush=True)
-        if not specs:
-            raise SearchSpaceError(f"{space_file}: every searched key is fixed by --set; "
-                                   f"nothing left to search")
-    except ConfigError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-
-    settings = {"model": args.model, "split": args.task, "tuner": args.tuner,
-                "seed": args.seed, "steps": args.steps, "max_epochs": args.max_epochs,
-                "factor": args.factor if args.tuner == "hyperband" else None,
-                "base_config": base, "search_space": specs}
-    settings_file = output / "search.json"
+    Raises:
+        ConfigError: `output` holds a search with other settings (the command may differ).
+    """
+    output = Path(output)
+    settings_file = output / SEARCH_FILE
     if settings_file.exists():
         previous = json.loads(settings_file.read_text())
         previous.pop("command", None)
         changes = config_differences(comparable(previous), comparable(settings))
         if changes:
-            print(f"error: {output} holds another search ({'; '.join(changes)}); pass another "
-                  f"--output or delete it", file=sys.stderr)
-            return 2
+            raise ConfigError(f"{output} holds another search ({'; '.join(changes)}); pass "
+                              f"another --output or delete it")
     output.mkdir(parents=True, exist_ok=True)
     # Aside and renamed: in a distributed search every process writes this file.
-    partial = settings_file.with_name(f".search.json.{os.getpid()}")
+    partial = settings_file.with_name(f".{SEARCH_FILE}.{os.getpid()}")
     partial.write_text(json.dumps(dict(settings, command=command), indent=2) + "\n")
     os.replace(partial, settings_file)
 
-    tuner = make_tuner(args.tuner, base, specs, output, seed=args.seed,
-                       max_trials=args.max_trials, steps=args.steps,
-                       max_epochs=args.max_epochs, factor=args.factor, command=command,
-                       verbose=0 if args.quiet else 1)
-    failure = None
-    try:
-        tuner.search()
-    except RuntimeError as error:  # keras-tuner: too many consecutive failed trials
-        failure = error
-    if role == "worker":
-        # The chief owns the trials' results and writes the report, once.
-        if failure is not None:
-            print(f"error: worker {worker_id()} stopped: {failure}", file=sys.stderr)
-            return 1
-        print(f"worker {worker_id()}: no trial left; the chief writes the report")
-        return 0
+
+def write_report(tuner, output, settings: dict, command: str):
+    """Writes `trials.md`, `trials.json` and (when a trial completed) `best_config.json`.
+
+    Args:
+        tuner: the searched `RunTuner`.
+        output: the search's directory.
+        settings: as `record_search` got them (`model`, `split`, `tuner`, `base_config`).
+        command: the search's command line.
+
+    Returns:
+        (the ranked trial rows, their Markdown table, the best configuration or None).
+    """
+    output = Path(output)
+    model, task, kind = settings["model"], settings["split"], settings["tuner"]
     rows = trial_rows(tuner)
     table = markdown_table(rows)
     completed = sum(r[OBJECTIVE] is not None for r in rows)
-    title = (f"# keras-tuner {args.tuner} search: {args.model} on {args.task}\n\n"
+    title = (f"# keras-tuner {kind} search: {model} on {task}\n\n"
              f"Objective: `{OBJECTIVE}`, exact match on the validation split (maximised; the "
              f"test split is not evaluated). {completed} of {len(rows)} trials completed. "
              f"Trial run directories: `{tuner.project_dir}/trial_<id>/run`.\n\n"
              f"Command: `{command}`\n\n")
     (output / "trials.md").write_text(title + table)
     (output / "trials.json").write_text(json.dumps(
-        {"model": args.model, "split": args.task, "tuner": args.tuner,
+        {"model": model, "split": task, "tuner": kind,
          "objective": {"name": OBJECTIVE, "direction": "max", "split": "validation"},
          "command": command, "trials": rows}, indent=2) + "\n")
-    print(table, end="")
-    best = best_config(rows, base, args.model, args.task, command)
+    best = best_config(rows, settings["base_config"], model, task, command)
     if best is not None:
-        path = output / "best_config.json"
-        path.write_text(json.dumps(best, indent=2) + "\n")
-        print(f"best: trial {rows[0]['trial_id']}, {OBJECTIVE} {rows[0][OBJECTIVE]:.4f}; "
-              f"{output / 'trials.md'}; train it with:\n  python -m compgen_tf train --model "
-              f"{args.model} {flag} {args.task} --config {path} --seed {args.seed}")
-    if failure is not None:
-        print(f"error: the search stopped: {failure}", file=sys.stderr)
-        return 1
-    if best is None:
-        print("error: no trial completed", file=sys.stderr)
-        return 1
-    return 0
+        (output / "best_config.json").write_text(json.dumps(best, indent=2) + "\n")
+    return rows, table, best

@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-MASKED_SCORE = -1e9
+from compgen_tf.layers.masked_attention import masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -40,8 +40,5 @@ class GAttention(keras.layers.Layer):
 
     def call(self, query, keys, mask=None):
         scores = ops.einsum("bgk,btgk->bt", query, keys)
-        if mask is not None:
-            scores = ops.where(ops.cast(mask, "bool"), scores,
-                               ops.cast(MASKED_SCORE, scores.dtype))
-        weights = ops.softmax(scores, axis=-1)
+        weights = masked_softmax(scores, mask)
         return ops.einsum("bt,btgk->bgk", weights, keys), weights

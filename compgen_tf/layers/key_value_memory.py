@@ -5,7 +5,7 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-MASKED_SCORE = -1e9
+from compgen_tf.layers.masked_attention import masked_softmax
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -56,13 +56,13 @@ class KeyValueMemory(keras.layers.Layer):
         memory = "nm" if shared else "bnm"
         scale = ops.rsqrt(ops.cast(ops.shape(keys)[-1], queries.dtype))
         scores = ops.einsum(f"btm,{memory}->btn", queries, keys) * scale
+        slots = None
         if memory_mask is not None:
             memory_mask = ops.cast(memory_mask, "bool")
             if shared:
                 memory_mask = memory_mask[None, :]
-            scores = ops.where(memory_mask[:, None, :], scores,
-                               ops.cast(MASKED_SCORE, scores.dtype))
-        weights = ops.softmax(scores, axis=-1)
+            slots = memory_mask[:, None, :]
+        weights = masked_softmax(scores, slots)
         if memory_mask is not None:
             # A memory with no real slot reads nothing instead of a uniform average.
             weights = weights * ops.cast(ops.any(memory_mask, axis=-1), weights.dtype

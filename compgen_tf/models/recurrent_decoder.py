@@ -10,8 +10,8 @@ from compgen_tf.decoding import BLOCKED_LOGIT, GreedySampler
 from compgen_tf.models.unrolling import static_steps
 from compgen_tf.vocabulary import PAD_ID, SOS_ID, UNK_ID
 
-# Tokens that are never a correct output; their logits get BLOCKED_LOGIT, as do the attention
-# scores of padding positions.
+# Tokens that are never a correct output; their logits get BLOCKED_LOGIT (the attention scores
+# of padding positions get the same -1e9, `compgen_tf.layers.masked_attention.MASKED_SCORE`).
 BLOCKED_IDS = (PAD_ID, UNK_ID, SOS_ID)
 
 

@@ -7,8 +7,9 @@ from keras import ops
 
 from compgen_tf.arguments import positive_int, rate
 from compgen_tf.layers.key_value_memory import KeyValueMemory
+from compgen_tf.layers.masked_attention import masked_softmax
 from compgen_tf.models.backbone import Backbone
-from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
+from compgen_tf.models.recurrent_decoder import RecurrentDecoder
 from compgen_tf.vocabulary import SOS_ID
 
 # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
@@ -91,8 +92,7 @@ class MetaDecoder(RecurrentDecoder):
         scores = ops.einsum("bjm,btm->bjt", outputs, context)
         if self.scaled_decoder_attention:
             scores = scores * ops.rsqrt(ops.cast(ops.shape(context)[-1], scores.dtype))
-        scores = ops.where(mask[:, None, :], scores, ops.cast(BLOCKED_LOGIT, scores.dtype))
-        attention = ops.softmax(scores, axis=-1)
+        attention = masked_softmax(scores, mask[:, None, :])
         attended = ops.einsum("bjt,btm->bjm", attention, context)
         hidden = self.attentional_layer(ops.concatenate([outputs, attended], axis=-1))
         return self.block_special_logits(self.output_layer(hidden)), attention

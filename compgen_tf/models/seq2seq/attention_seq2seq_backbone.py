@@ -6,9 +6,10 @@ import keras
 from keras import ops
 
 from compgen_tf.arguments import positive_int, rate
+from compgen_tf.layers.masked_attention import masked_softmax
 from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.lstm_inference import bidirectional_lstm
-from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
+from compgen_tf.models.recurrent_decoder import RecurrentDecoder
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -100,7 +101,7 @@ class LuongAttentionDecoder(RecurrentDecoder):
             keyed = ops.einsum("d,bsd->bs", ops.cast(self.count_key, encoder_outputs.dtype),
                                encoder_outputs)
             scores = scores + ops.cast(shown, scores.dtype) * keyed
-        weights = ops.softmax(ops.where(mask, scores, BLOCKED_LOGIT), axis=-1)
+        weights = masked_softmax(scores, mask)
         context = ops.einsum("bs,bsd->bd", weights, encoder_outputs)
         attentional = self.attention_combine(ops.concatenate([hidden, context], -1))
         logits = self.output_projection(self.dropout(attentional, training=training))
