@@ -42,7 +42,7 @@ from compgen_tf.experiments.scan import split_examples, vocabularies  # noqa: E4
 from compgen_tf.training.data import encode_split  # noqa: E402
 from compgen_tf.training.batches import SplitBatches  # noqa: E402
 from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_run, training_settings  # noqa: E402
-from compgen_tf.training.losses import token_cross_entropy  # noqa: E402
+from compgen_tf.models.losses import token_cross_entropy  # noqa: E402
 from compgen_tf.vocabulary import EOS_ID, PAD_ID  # noqa: E402
 from length_oracle_decoding import decode_with_length  # noqa: E402
 from script_output import emit  # noqa: E402

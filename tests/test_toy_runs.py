@@ -7,8 +7,9 @@ import pytest
 from compgen_tf import registry, train
 from compgen_tf.cli import evaluate
 from compgen_tf.experiments import toy as toy_runs
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.config import load_config
-from compgen_tf.experiments.reproduce import main as reproduce
+from compgen_tf.cli.reproduce import main as reproduce
 from compgen_tf.experiments.results import load_results
 from compgen_tf.experiments.toy import TOY
 from compgen_tf.training.callbacks import ModelSelection
@@ -18,7 +19,7 @@ TINY = ["--steps", "20", "--set", "training.eval_every=10", "--quiet"]
 
 def test_every_toy_model_has_a_config_for_each_task():
     for model, tasks in toy_runs.MODEL_TASKS.items():
-        assert registry.MODELS[model].experiment is TOY
+        assert experiment_for(model) is TOY
         assert registry.MODELS[model].tasks == tasks
         for task in tasks:
             config = load_config(f"configs/{model}/{task}.json")

@@ -101,6 +101,7 @@ from pathlib import Path
 import keras_tuner as kt
 
 from compgen_tf import registry
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS,
                                            ConfigError, comparable, config_differences,
                                            validate_config)
@@ -159,9 +160,9 @@ def validate_search_space(space, model: str, base_config: dict | None = None,
     if not specs:
         raise SearchSpaceError(f"{origin}: no hyperparameters to search")
     spec = registry.spec(model)
-    task = (spec.experiment.task(base_config) if base_config and "model" in base_config
+    task = (experiment_for(spec).task(base_config) if base_config and "model" in base_config
             else spec.tasks[0])
-    valid_keys = {"model_args": spec.experiment.model_arg_names(model, task),
+    valid_keys = {"model_args": experiment_for(spec).model_arg_names(model, task),
                   "training": set(TRAINING_KEYS), "data": set(DATA_KEYS)}
     for name, spec in specs.items():
         section, dot, key = name.partition(".")
@@ -259,7 +260,7 @@ def _candidate_values(spec) -> list:
 def _check_values_accepted(specs, model, base_config, origin):
     """Every value at the ends of each range must pass the config schema and the model."""
     model_spec = registry.spec(model)
-    experiment = model_spec.experiment
+    experiment = experiment_for(model_spec)
     for name, spec in specs.items():
         section, _, key = name.partition(".")
         for value in _candidate_values(spec):
@@ -336,7 +337,7 @@ class RunHyperModel(kt.HyperModel):
     Only the validation data are scored: a search never reads the test data.
 
     Args:
-        experiment: the model's `Experiment` (`registry.spec(model).experiment`).
+        experiment: the model's `Experiment` (`compgen_tf.experiments.kinds.experiment_for(model)`).
         base_config: the resolved base configuration (with its model and split or task).
         seed: the seed of every trial's initialisation and data order.
         tuner: "hyperband", "random" or "bayesian" (what a trial's budget means).
@@ -436,7 +437,7 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
             max_trials=max_trials or DEFAULT_MAX_TRIALS, **common)
     else:
         raise ValueError(f"unknown tuner {kind!r}; expected one of {list(TUNERS)}")
-    experiment = registry.spec(base_config["model"]).experiment
+    experiment = experiment_for(base_config["model"])
     hypermodel = RunHyperModel(experiment, base_config, seed=seed, tuner=kind, steps=steps,
                                max_epochs=max_epochs, command=command)
     tuner = RunTuner(oracle, hypermodel, directory=str(output), project_name=kind,
@@ -627,7 +628,7 @@ def main(argv=None) -> int:
         if role is None and os.environ.get("KERASTUNER_ORACLE_IP"):
             raise ConfigError("KERASTUNER_ORACLE_IP is set: keras-tuner would run a distributed "
                               "search; pass --distributed, or unset it")
-        base = spec.experiment.resolve_config(args.model, args.task, args.config, args.set)
+        base = experiment_for(spec).resolve_config(args.model, args.task, args.config, args.set)
         if base["training"].get("selection", "exact_match") != "exact_match":
             # Trials are ranked on validation exact match, which is about 0 for every
             # translation trial: a search there would rank noise.
