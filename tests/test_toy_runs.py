@@ -54,6 +54,21 @@ def test_cli_writes_a_run_directory_and_skips_a_finished_run(tmp_path, capsys):
     assert again["accuracy"]["test"] == metrics["accuracy"]["test"]
     assert 0.0 <= again["accuracy"]["train"] <= 1.0 and again["steps"] == 20
     assert "validation: accuracy" in capsys.readouterr().out
+    # The run directory gives its best model back as a task model (what ToyTask.from_run was).
+    import numpy as np
+
+    from compgen_tf.experiments.experiment import load_run_model, load_run_task
+    from compgen_tf.models.seq2seq_model import Seq2SeqModel
+    from compgen_tf.models.toy_task import ToyTask
+
+    task = load_run_task(out, ToyTask)
+    backbone = load_run_model(out)
+    assert isinstance(task, ToyTask) and task.name == backbone.name
+    inputs = np.zeros((2, *backbone.input.shape[1:]), backbone.input.dtype)
+    np.testing.assert_array_equal(task.predict(inputs, verbose=0),
+                                  backbone.predict(inputs, verbose=0))
+    with pytest.raises(TypeError, match="holds a ToyTask, not a Seq2SeqModel"):
+        load_run_task(out, Seq2SeqModel)
 
 
 def test_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):
