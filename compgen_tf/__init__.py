@@ -26,8 +26,10 @@ __getattr__ = lazy_attributes(__name__, _LAZY)
 
 
 def _a_command_is_starting() -> bool:
-    # While `python -m compgen_tf...` imports this package, sys.argv[0] is still "-m".
-    return sys.argv[0] == "-m" or Path(sys.argv[0]).name == "compgen-tf"
+    # While `python -m compgen_tf...` imports this package, sys.argv[0] is still "-m". An
+    # embedded interpreter may have no sys.argv at all.
+    first = (getattr(sys, "argv", None) or [""])[0]
+    return first == "-m" or Path(first).name == "compgen-tf"
 
 
 if not _a_command_is_starting():
