@@ -1,20 +1,30 @@
-"""Every model the library can build and train, by name.
+"""Every model the library can build and train, by name: data, and the builders it feeds.
 
-`MODELS` maps each registered name to a `ModelSpec` (what it trains on, its tasks, and its
-`experiment`: how its runs are configured, trained, scored and reported, the one object that
-`train`, `evaluate`, `reproduce` and `tune` use); `build(name)` returns the task model with
-its default arguments. The SCAN models also have their class in `SCAN_MODELS`.
+`MODELS` maps each registered name to a `ModelSpec`: its task class and backbone class, the
+name of the kind of experiment that trains it (`trains_on`: "scan", "episodes" or "toy"),
+its tasks and a description. The registry knows models, not runs: the `Experiment` of a
+kind (how its runs are configured, trained, scored and reported, what `train`, `evaluate`,
+`reproduce` and `tune` use) is `compgen_tf.experiments.kinds.experiment_for(name)`.
+`build(name)` returns the task model with its default arguments. The SCAN models also have
+their class in `SCAN_MODELS`.
 """
 
 from __future__ import annotations
 
 import dataclasses
 
-from compgen_tf.experiments.config import ConfigError
+import tfds_scan
+from tfds_scan import episodes
+
+from compgen_tf.errors import ConfigError
+from compgen_tf.models import (AttentionSeq2SeqBackbone, EquivariantSeq2SeqBackbone,
+                               MetaSeq2SeqBackbone, SyntacticAttentionBackbone)
+from compgen_tf.models.equivariant.equivariant_seq2seq import EquivariantSeq2Seq
+from compgen_tf.models.meta_seq2seq.meta_seq2seq import MetaSeq2Seq
 from compgen_tf.models.seq2seq.attention_seq2seq import AttentionSeq2Seq
 from compgen_tf.models.seq2seq.counting_seq2seq import CountingSeq2Seq
-from compgen_tf.models.equivariant.equivariant_seq2seq import EquivariantSeq2Seq
 from compgen_tf.models.syntactic_attention.syntactic_attention import SyntacticAttention
+from compgen_tf.models.toy_task import ToyTask
 
 # Models that train on a SCAN split, by name.
 SCAN_MODELS = {
@@ -23,6 +33,29 @@ SCAN_MODELS = {
     "syntactic_attention": SyntacticAttention,
     "counting_seq2seq": CountingSeq2Seq,
 }
+_SCAN_BACKBONES = {
+    "seq2seq": AttentionSeq2SeqBackbone,
+    "equivariant_seq2seq": EquivariantSeq2SeqBackbone,
+    "syntactic_attention": SyntacticAttentionBackbone,
+    "counting_seq2seq": AttentionSeq2SeqBackbone,
+}
+# The toy-task models of "Symmetry and systematicity": name -> (the architecture their
+# builders take, the tasks, one line). Their backbones are functional models built by
+# `compgen_tf.models.symmetry` for the task (`build_toy_backbone`).
+TOY_MODELS = {
+    "symbol_convolution": ("convolution", ("rule_learning", "composition"),
+                           "width-1 convolutions over symbols"),
+    "mlp_baseline": ("mlp", ("rule_learning", "composition"), "multi-layer perceptron baseline"),
+    "recurrent_baseline": ("recurrent", ("rule_learning", "composition"),
+                           "recurrent network / encoder-decoder baseline"),
+    "stack_lstm": ("stack", ("palindromes", "palindromes_depth"), "LSTM with a StackLSTMCell"),
+    "lstm_baseline": ("lstm", ("palindromes", "palindromes_depth"),
+                      "standard LSTM baseline"),
+}
+# Toy tasks whose examples are (command, actions) pairs: the SCAN models train on them as
+# on a split (`--model seq2seq --split composition`), each seed on its own draw.
+TOY_PAIR_SPLITS = ("composition",)
+
 
 @dataclasses.dataclass(frozen=True)
 class ModelSpec:
@@ -30,42 +63,26 @@ class ModelSpec:
 
     Attributes:
         name: the name (`--model NAME`).
-        trains_on: "scan" (a SCAN split), "episodes" (meta-learning episodes) or "toy" (a
-            toy task of "Symmetry and systematicity").
+        trains_on: the kind of experiment that trains it, by name: "scan" (a SCAN split),
+            "episodes" (meta-learning episodes) or "toy" (a toy task of "Symmetry and
+            systematicity"); `compgen_tf.experiments.kinds.experiment_for` gives its
+            `Experiment`.
         tasks: the splits or tasks it trains on; `build` uses the first by default.
         description: one line.
+        task_class: the class of its task models.
+        backbone_class: the class of its backbones; None for the toy-task models, whose
+            backbones are functional `keras.Model`s.
     """
 
     name: str
     trains_on: str
     tasks: tuple
     description: str
-
-    @property
-    def experiment(self):
-        """The `compgen_tf.experiments.experiment.Experiment` of this model's runs."""
-        if self.trains_on == "scan":
-            from compgen_tf.experiments.scan import SCAN
-            return SCAN
-        if self.trains_on == "episodes":
-            from compgen_tf.experiments.episodes import EPISODES
-            return EPISODES
-        from compgen_tf.experiments.toy import TOY
-        return TOY
+    task_class: type
+    backbone_class: type | None
 
 
 def _specs():
-    import tfds_scan
-    from tfds_scan import episodes
-
-    from compgen_tf.experiments.toy import MODEL_TASKS, TOY_PAIR_SPLITS
-
-    toy = {name: (MODEL_TASKS[name], text) for name, text in (
-        ("symbol_convolution", "width-1 convolutions over symbols"),
-        ("mlp_baseline", "multi-layer perceptron baseline"),
-        ("recurrent_baseline", "recurrent network / encoder-decoder baseline"),
-        ("stack_lstm", "LSTM with a StackLSTMCell"),
-        ("lstm_baseline", "standard LSTM baseline"))}
     scan = {"seq2seq": "LSTM seq2seq with attention (Lake & Baroni 2018 baselines)",
             "equivariant_seq2seq": "permutation-equivariant seq2seq (Gordon et al. 2020)",
             "syntactic_attention": "Syntactic Attention (Russin et al. 2019)",
@@ -80,11 +97,13 @@ def _specs():
     specs = [ModelSpec(name, "scan", tuple(tfds_scan.CONFIG_NAMES) + (
                  tuple(tfds_scan.MT_CONFIG_NAMES) if name in translates else ())
                        + (TOY_PAIR_SPLITS if name == "seq2seq" else ()),
-                       text)
+                       text, SCAN_MODELS[name], _SCAN_BACKBONES[name])
              for name, text in scan.items()]
     specs.append(ModelSpec("meta_seq2seq", "episodes", tuple(episodes.TASK_NAMES),
-                           "meta seq2seq with a key-value memory (Lake 2019)"))
-    specs += [ModelSpec(name, "toy", tasks, text) for name, (tasks, text) in toy.items()]
+                           "meta seq2seq with a key-value memory (Lake 2019)", MetaSeq2Seq,
+                           MetaSeq2SeqBackbone))
+    specs += [ModelSpec(name, "toy", tasks, text, ToyTask, None)
+              for name, (_, tasks, text) in TOY_MODELS.items()]
     return {spec.name: spec for spec in specs}
 
 
@@ -115,16 +134,41 @@ def build(name: str, task: str | None = None, **model_args):
     if model.trains_on == "scan":
         return build_model(name, model_args, *scan_vocabularies())
     if model.trains_on == "episodes":
-        from compgen_tf.experiments.episodes import build_model as build_meta_model
-
         return build_meta_model(task, model_args)
-    from compgen_tf.experiments import toy as toy_runs
-    from compgen_tf.models.toy_task import ToyTask
-
-    backbone = toy_runs.build_model(name, task, model_args)
+    backbone = build_toy_backbone(name, task, model_args)
     toy_task = ToyTask(backbone, name=f"{name}_{task}")
     toy_task.compile_from_config(backbone.get_compile_config())
     return toy_task
+
+
+def build_meta_model(task: str, model_args: dict) -> MetaSeq2Seq:
+    """A `MetaSeq2Seq` with the vocabularies of the episode task `task`."""
+    words, actions = episodes.vocabularies(task)
+    try:
+        return MetaSeq2Seq(words, actions, **model_args)
+    except TypeError as error:
+        raise ValueError(f"bad model_args for 'meta_seq2seq': {error}") from error
+
+
+def build_toy_backbone(name: str, task: str, model_args: dict):
+    """The (compiled) functional backbone of toy-task model `name` for `task`; bad arguments
+    give a clear error."""
+    tasks = TOY_MODELS[name][1] if name in TOY_MODELS else None
+    if task not in (tasks or ()):
+        raise ValueError(f"model {name!r} does not train on task {task!r}; "
+                         f"its tasks: {tasks}")
+    architecture = TOY_MODELS[name][0]
+    try:
+        if task == "rule_learning":
+            from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model
+            return build_rule_learning_model(architecture, **model_args)
+        if task == "composition":
+            from compgen_tf.models.symmetry.composition import build_composition_model
+            return build_composition_model(architecture, **model_args)
+        from compgen_tf.models.symmetry.palindromes import build_palindrome_model
+        return build_palindrome_model(architecture, **model_args)
+    except TypeError as error:
+        raise ValueError(f"bad model_args for {name!r} on {task!r}: {error}") from error
 
 
 def model_class(name: str):
@@ -154,8 +198,6 @@ def build_model(name: str, model_args: dict, source_words, target_words, train_c
 
 def scan_vocabularies():
     """All of SCAN's command words and action tokens: any SCAN model builds on them."""
-    import tfds_scan
-
     words = sorted({w for c in tfds_scan.all_commands() for w in c.split()})
     return words, ["I_JUMP", "I_LOOK", "I_RUN", "I_TURN_LEFT", "I_TURN_RIGHT", "I_WALK"]
 

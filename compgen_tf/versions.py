@@ -8,14 +8,14 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
+# The library's version (also `compgen_tf.__version__`; pyproject.toml declares the same).
+__version__ = "0.2.0"
 _PACKAGES = ("tensorflow-cpu", "tensorflow", "keras", "tensorflow-datasets",
              "keras-tuner", "numpy")
 
 
 def package_versions() -> dict:
     """Python, platform and the installed versions of the library's main dependencies."""
-    from compgen_tf import __version__
-
     # The version of the source that runs, not of the installed metadata: an editable install
     # keeps the version it was installed with, and a checkout on PYTHONPATH has none.
     versions = {"python": sys.version.split()[0], "platform": platform.platform(),

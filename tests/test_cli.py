@@ -51,6 +51,18 @@ def test_tensorflow_start_up_lines_are_hidden_unless_verbose(tmp_path):
         pytest.skip("this TensorFlow build prints none of the start-up lines to hide")
 
 
+def test_train_module_hides_start_up_lines_and_a_plain_import_registers_the_models():
+    """`python -m compgen_tf.train` (`make train`) is as quiet as `python -m compgen_tf`; a
+    library import leaves stderr alone and registers the models for `.keras` loading."""
+    quiet = run(["-m", "compgen_tf.train", "--model", "nope"])
+    assert quiet.returncode == 2
+    assert not any(line in quiet.stderr for line in START_UP_LINES), quiet.stderr
+    assert quiet.stderr.strip().splitlines()[-1].startswith(
+        "python -m compgen_tf.train: error: argument --model: invalid choice: 'nope'")
+    imported = run(["-c", "import sys, compgen_tf; print('compgen_tf.models' in sys.modules)"])
+    assert imported.returncode == 0 and imported.stdout.strip() == "True", imported.stderr
+
+
 def test_console_script_is_installed():
     script = Path(sys.executable).with_name("compgen-tf")
     if not script.exists():

@@ -183,7 +183,7 @@ def test_provenance_is_documentation_checked_and_not_inherited(tmp_path):
     """A config says how its settings were chosen; a variant must say so again (it is a new
     choice); the command line's changes are not on record."""
     from compgen_tf.experiments.config import comparable
-    from compgen_tf.registry import spec
+    from compgen_tf.experiments.kinds import experiment_for
 
     faithful = {"kind": "faithful", "reason": "the paper's settings"}
     base = load_config(config_path("seq2seq", "simple"))
@@ -196,7 +196,7 @@ def test_provenance_is_documentation_checked_and_not_inherited(tmp_path):
     assert load_config(tmp_path / "chosen.json")["provenance"]["kind"] == "validation"
     assert comparable(dict(base, provenance=faithful)) == comparable(base)
 
-    experiment = spec("seq2seq").experiment
+    experiment = experiment_for("seq2seq")
     resolved = experiment.resolve_config("seq2seq", "simple", tmp_path / "base.json")
     assert resolved["provenance"] == faithful
     unrecorded = experiment.resolve_config("seq2seq", "simple", tmp_path / "variant.json")

@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from compgen_tf.training.distribute import StrategyError, make_strategy
 from compgen_tf.training.batches import pad_to_replicas
-from compgen_tf.training.losses import masked_cross_entropy
+from compgen_tf.models.losses import masked_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 ROOT = Path(__file__).resolve().parents[1]

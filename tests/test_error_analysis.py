@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from compgen_tf.reporting import error_analysis
+from compgen_tf.cli import error_analysis
 from compgen_tf.reporting.error_analysis import classify_errors, error_kind
 
 JUMP_TWICE = "I_JUMP I_JUMP"

@@ -5,6 +5,7 @@ import json
 import pytest
 
 from compgen_tf import registry
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.cli import main as cli
 
 # model -> (task, --set overrides shrinking it to a few seconds of work)
@@ -67,12 +68,12 @@ def test_reproduce_evaluate_export_and_tune_work_for_every_model(name, tmp_path,
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["steps"] == 2
     config = json.loads((run_dir / "config.json").read_text())
-    names = spec.experiment.results_names(config, task)
+    names = experiment_for(spec).results_names(config, task)
     for file in names:
         document = json.loads((tmp_path / "results" / name / f"{file}.json").read_text())
         assert document["summary"]["n"] == 1
         assert document["versions"]["compgen-tf"] == "0.2.0"
-    tested = spec.experiment.test_parts(config)
+    tested = experiment_for(spec).test_parts(config)
 
     assert set(tested) <= set(metrics["accuracy"])
 
@@ -99,13 +100,13 @@ def test_reproduce_evaluate_export_and_tune_work_for_every_model(name, tmp_path,
         from compgen_tf.experiments.search_space import (apply_hyperparameters,
                                                          load_search_space, search_space_path)
 
-        base = spec.experiment.resolve_config(name, task, overrides=overrides)
+        base = experiment_for(spec).resolve_config(name, task, overrides=overrides)
         specs = load_search_space(search_space_path(name), name, base)
         for end in (0, -1):
             values = {key: (spec_["values"][end] if spec_["type"] == "choice"
                             else spec_["min" if end == 0 else "max"])
                       for key, spec_ in specs.items()}
-            model = spec.experiment.build(apply_hyperparameters(base, values), 0)
+            model = experiment_for(spec).build(apply_hyperparameters(base, values), 0)
             assert model.count_params() > 0
         return
 

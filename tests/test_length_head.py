@@ -8,7 +8,7 @@ from keras import ops
 
 from compgen_tf.decoding import GreedySampler
 from compgen_tf.models import AttentionSeq2Seq, CountingSeq2Seq
-from compgen_tf.training.losses import token_cross_entropy
+from compgen_tf.models.losses import token_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 SOURCE = ["after", "jump", "left", "twice", "walk"]

@@ -268,7 +268,8 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_t
 
 
 def test_plot_memory_and_decoder_attention(trained_run, tmp_path):
-    from compgen_tf.reporting.plot_meta_attention import episode_attention, main
+    from compgen_tf.cli.plot_meta_attention import main
+    from compgen_tf.reporting.plot_meta_attention import episode_attention
     from compgen_tf.experiments.experiment import load_run_model
 
     run_dir, _ = trained_run
@@ -285,7 +286,7 @@ def test_plot_memory_and_decoder_attention(trained_run, tmp_path):
 
 
 def test_meta_training_cli_writes_results_and_refuses_another_configuration(tmp_path, capsys):
-    from compgen_tf.experiments.reproduce import main
+    from compgen_tf.cli.reproduce import main
 
     results_dir, runs_dir = tmp_path / "results", tmp_path / "runs"
     argv = ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--seeds", "1", "--steps", "4",

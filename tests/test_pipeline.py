@@ -69,10 +69,10 @@ def test_default_training_is_syntactic_attention_on_add_jump():
 
     from compgen_tf.experiments.config import comparable, load_config
     from compgen_tf.train import DEFAULT_MODEL, DEFAULT_SPLIT
-    from compgen_tf.registry import spec
+    from compgen_tf.experiments.kinds import experiment_for
 
     model = DEFAULT_MODEL
-    config = spec(model).experiment.resolve_config(model, DEFAULT_SPLIT[model])
+    config = experiment_for(model).resolve_config(model, DEFAULT_SPLIT[model])
     assert (config["model"], config["split"]) == ("syntactic_attention", "addprim_jump")
     configs = REPO / "configs" / "syntactic_attention"
     chosen = load_config(configs / "syntax_tie_first_step.json")
@@ -280,10 +280,10 @@ def test_a_run_scores_its_best_weights_on_the_decoder_that_validation_traced(tmp
 
     import keras
 
-    from compgen_tf import registry
+    from compgen_tf.experiments.kinds import experiment_for
     from compgen_tf.models.seq2seq_model import graph_for_any_ids
 
-    experiment = registry.spec("seq2seq").experiment
+    experiment = experiment_for("seq2seq")
     overrides = [s for s in TINY_SETTINGS if s != "--set"] + ["training.max_steps=4",
                                                               "training.eval_every=2"]
     config = experiment.resolve_config("seq2seq", "simple_p1", overrides=overrides)

@@ -1,6 +1,7 @@
 import numpy as np
 import pytest
 
+from compgen_tf.cli import plot_stack_filters as psf_cli
 from compgen_tf.reporting import plot_stack_filters as psf
 from compgen_tf.models.symmetry.palindromes import build_palindrome_model
 
@@ -62,12 +63,12 @@ def test_png_is_written_and_bad_strings_are_refused(model, tmp_path):
 
 def test_cli_on_a_run_directory(model, tmp_path, capsys):
     model.save(tmp_path / "best_model.keras")
-    assert psf.main(["--run", str(tmp_path), "--string", "a b o b a"]) == 0
+    assert psf_cli.main(["--run", str(tmp_path), "--string", "a b o b a"]) == 0
     assert (tmp_path / "stack_filters_a_b_o_b_a.png").exists()
     assert "mean push weight per unit" in capsys.readouterr().out
-    assert psf.main(["--run", str(tmp_path / "missing"), "--string", "a o a"]) == 2
+    assert psf_cli.main(["--run", str(tmp_path / "missing"), "--string", "a o a"]) == 2
     lstm = build_palindrome_model("lstm", embedding_dim=2, units=3)
     (tmp_path / "lstm").mkdir()
     lstm.save(tmp_path / "lstm" / "best_model.keras")
-    assert psf.main(["--run", str(tmp_path / "lstm"), "--string", "a o a"]) == 2
+    assert psf_cli.main(["--run", str(tmp_path / "lstm"), "--string", "a o a"]) == 2
     assert "no StackLSTMCell" in capsys.readouterr().err

@@ -12,6 +12,7 @@ import tensorflow_datasets as tfds
 
 import tfds_scan
 from compgen_tf import registry
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.toy_task import ToyTask
 
@@ -28,8 +29,9 @@ TINY = {
 def test_every_model_is_registered_once_with_its_tasks():
     assert {n for n, s in registry.MODELS.items() if s.trains_on == "scan"} == set(
         registry.SCAN_MODELS)
-    assert {s.experiment.kind for s in registry.MODELS.values()} == {"scan", "episodes", "toy"}
-    assert all(s.experiment.kind == s.trains_on for s in registry.MODELS.values())
+    assert {experiment_for(s).kind for s in registry.MODELS.values()} == {"scan", "episodes",
+                                                                          "toy"}
+    assert all(experiment_for(s).kind == s.trains_on for s in registry.MODELS.values())
     assert registry.MODELS["syntactic_attention"].tasks == tuple(tfds_scan.CONFIG_NAMES) + tuple(
         tfds_scan.MT_CONFIG_NAMES)
     assert registry.MODELS["equivariant_seq2seq"].tasks == tuple(tfds_scan.CONFIG_NAMES)
@@ -45,6 +47,9 @@ def test_every_model_is_registered_once_with_its_tasks():
 def test_build_gives_a_task_model_with_a_functional_backbone(name, tmp_path, monkeypatch):
     task = registry.build(name, **TINY.get(name, {}))
     backbone = task.backbone
+    spec = registry.MODELS[name]
+    assert isinstance(task, spec.task_class)
+    assert spec.backbone_class is None or isinstance(backbone, spec.backbone_class)
     assert isinstance(backbone, keras.Model) and backbone.inputs and backbone.outputs
     # Functional: the layers are wired between keras.Inputs, so summary() has shapes ...
     monkeypatch.setenv("COLUMNS", "250")  # the table is as wide as the console: no cropping
@@ -105,7 +110,7 @@ def _expected_loss(task, source, target):
     """(summed loss, tokens) of a SCAN batch, worked out here: the token cross-entropy, and
     with a (trainable) length head the `<eos>` targets left out and the head's squared error
     on each command's number of actions added."""
-    from compgen_tf.training.losses import token_cross_entropy
+    from compgen_tf.models.losses import token_cross_entropy
     from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
     logits = task.compute_logits(source, target)

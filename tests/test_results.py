@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from compgen_tf.experiments.reproduce import main as reproduce
+from compgen_tf.cli.reproduce import main as reproduce
 from compgen_tf.experiments.results import load_results, run_record, summarize, write_results
 
 
@@ -245,9 +245,9 @@ def test_check_trains_a_recorded_seed_again_and_reports_the_difference(tmp_path,
 
 def test_check_compares_the_test_split_its_results_file_records():
     from compgen_tf.experiments.check import _test_part
-    from compgen_tf.registry import spec
+    from compgen_tf.experiments.kinds import experiment_for
 
-    toy = spec("stack_lstm").experiment
+    toy = experiment_for("stack_lstm")
     config = {"task": "palindromes"}
     assert _test_part(toy, config, "palindromes", "palindromes_long") == "long"
     assert _test_part(toy, config, "palindromes", "palindromes_in_domain") == "test"

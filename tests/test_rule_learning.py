@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from compgen_tf.experiments import toy as toy_runs
-from compgen_tf.experiments.reproduce import main as reproduce
+from compgen_tf.cli.reproduce import main as reproduce
 from compgen_tf.experiments.config import apply_overrides, config_path, load_config
 from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model
 from compgen_tf.experiments.results import load_results

@@ -10,7 +10,7 @@ from compgen_tf.cli.export import export_model
 from compgen_tf.models import SyntacticAttention
 from compgen_tf.training.callbacks import BEST_MODEL
 from compgen_tf.training.fit import fit_split
-from compgen_tf.training.losses import masked_cross_entropy
+from compgen_tf.models.losses import masked_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, Vocabulary
 
 SOURCE = ["after", "jump", "left", "twice", "walk"]

@@ -7,8 +7,9 @@ import pytest
 from compgen_tf import registry, train
 from compgen_tf.cli import evaluate
 from compgen_tf.experiments import toy as toy_runs
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.config import load_config
-from compgen_tf.experiments.reproduce import main as reproduce
+from compgen_tf.cli.reproduce import main as reproduce
 from compgen_tf.experiments.results import load_results
 from compgen_tf.experiments.toy import TOY
 from compgen_tf.training.callbacks import ModelSelection
@@ -18,7 +19,7 @@ TINY = ["--steps", "20", "--set", "training.eval_every=10", "--quiet"]
 
 def test_every_toy_model_has_a_config_for_each_task():
     for model, tasks in toy_runs.MODEL_TASKS.items():
-        assert registry.MODELS[model].experiment is TOY
+        assert experiment_for(model) is TOY
         assert registry.MODELS[model].tasks == tasks
         for task in tasks:
             config = load_config(f"configs/{model}/{task}.json")
@@ -53,6 +54,21 @@ def test_cli_writes_a_run_directory_and_skips_a_finished_run(tmp_path, capsys):
     assert again["accuracy"]["test"] == metrics["accuracy"]["test"]
     assert 0.0 <= again["accuracy"]["train"] <= 1.0 and again["steps"] == 20
     assert "validation: accuracy" in capsys.readouterr().out
+    # The run directory gives its best model back as a task model (what ToyTask.from_run was).
+    import numpy as np
+
+    from compgen_tf.experiments.experiment import load_run_model, load_run_task
+    from compgen_tf.models.seq2seq_model import Seq2SeqModel
+    from compgen_tf.models.toy_task import ToyTask
+
+    task = load_run_task(out, ToyTask)
+    backbone = load_run_model(out)
+    assert isinstance(task, ToyTask) and task.name == backbone.name
+    inputs = np.zeros((2, *backbone.input.shape[1:]), backbone.input.dtype)
+    np.testing.assert_array_equal(task.predict(inputs, verbose=0),
+                                  backbone.predict(inputs, verbose=0))
+    with pytest.raises(TypeError, match="holds a ToyTask, not a Seq2SeqModel"):
+        load_run_task(out, Seq2SeqModel)
 
 
 def test_interrupted_run_resumes_where_it_stopped(tmp_path, monkeypatch):

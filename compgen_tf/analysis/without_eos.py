@@ -29,7 +29,7 @@ from compgen_tf.experiments.scan import split_examples, vocabularies
 from compgen_tf.training.batches import SplitBatches
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_run, training_settings
-from compgen_tf.training.losses import token_cross_entropy
+from compgen_tf.models.losses import token_cross_entropy
 from compgen_tf.vocabulary import EOS_ID, PAD_ID
 
 # The probe's settings are the model's committed configuration; it runs on development

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from compgen_tf import registry
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.experiment import run_config
 
 SPLITS = ("train", "validation", "test")
@@ -26,7 +26,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     try:
         config = run_config(args.run)
-        registry.spec(config["model"]).experiment.evaluate(args.run, splits=args.splits)
+        experiment_for(config["model"]).evaluate(args.run, splits=args.splits)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2

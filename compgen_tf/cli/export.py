@@ -27,7 +27,7 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from compgen_tf.training.train_step import AUTOGRAPH
+from compgen_tf.models.train_step import AUTOGRAPH
 
 SIGNATURE_INPUT = "commands"
 EPISODE_INPUTS = ("support_commands", "support_actions", "query_commands")

@@ -97,6 +97,7 @@ import sys
 from pathlib import Path
 
 from compgen_tf import registry
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.experiments.search_space import (SearchSpaceError, load_search_space,
                                                  search_space_path)
@@ -179,7 +180,7 @@ def main(argv=None) -> int:
         if role is None and os.environ.get("KERASTUNER_ORACLE_IP"):
             raise ConfigError("KERASTUNER_ORACLE_IP is set: keras-tuner would run a distributed "
                               "search; pass --distributed, or unset it")
-        base = spec.experiment.resolve_config(args.model, args.task, args.config, args.set)
+        base = experiment_for(spec).resolve_config(args.model, args.task, args.config, args.set)
         if base["training"].get("selection", "exact_match") != "exact_match":
             # Trials are ranked on validation exact match, which is about 0 for every
             # translation trial: a search there would rank noise.

@@ -2,7 +2,8 @@
 
 - `config`: configuration files (`configs/<model>/<task>.json`, inheriting through "base").
 - `scan`, `episodes`, `toy`: how a run of each kind of task trains and is scored
-  (a SCAN split, meta-learning episodes, a toy task of "Symmetry and systematicity").
+  (a SCAN split, meta-learning episodes, a toy task of "Symmetry and systematicity");
+  `kinds.experiment_for(model)`: the one of a registered model.
 - `reproduce`: several seeds of any registered model, summarised in `results/`.
 - `results`: the results files (every seed, mean ± std, median, min-max, n).
 - `search_space`, `tune`: keras-tuner searches for any registered model (the search space

@@ -2,27 +2,29 @@
 
     python -m compgen_tf reproduce --check results/stack_lstm/palindromes_long.json --seed 0
 
-Trains seed N again from the command recorded for it in the results file (the command that
-trained that seed, in today's command-line form: `compgen_tf.reproduce`, `toy_runs` and
-`meta_training` of earlier versions become `reproduce`), in a run directory of its own
-(`--runs-dir`, default `runs/check`), and prints the recorded and the new validation and test
-accuracies and training lengths (steps, best step), their differences, the commits of both, and whether the configuration resolved
-today equals the one the file recorded (a difference there, or another commit, explains a
-drift before the machine does), and the environment variables that change TensorFlow's
-kernels. `--out FILE` also writes this as JSON. Exit code 0 when the seed trained, whatever
-the difference; 2 when the file or seed cannot be checked or the run directory exists.
+`check_seed` trains seed N again from the command recorded for it in the results file (the
+command that trained that seed, in today's command-line form: `compgen_tf.reproduce`,
+`toy_runs` and `meta_training` of earlier versions become `reproduce`, `todays_arguments`),
+in a run directory of its own, and returns the recorded and the new validation and test
+accuracies and training lengths (steps, best step), their differences, the commits of both,
+and whether the configuration resolved today equals the one the file recorded (a difference
+there, or another commit, explains a drift before the machine does), and the environment
+variables that change TensorFlow's kernels. The command line (`compgen_tf.cli.reproduce`)
+reads the recorded arguments into a `Reproduction`, prints the comparison and writes it
+with `--out`.
 """
 
 from __future__ import annotations
 
-import argparse
+import dataclasses
 import json
 import os
 import shlex
-import sys
 from pathlib import Path
 
 from compgen_tf.experiments.config import comparable, config_differences
+from compgen_tf.experiments.kinds import experiment_for
+from compgen_tf.experiments.reproduce import Reproduction, reproduce
 from compgen_tf.experiments.results import load_results, without_options
 from compgen_tf.versions import source_commit
 
@@ -63,54 +65,70 @@ def todays_arguments(command: str, model: str) -> list[str]:
     return without_options(rest, _REPLACED)
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf reproduce --check",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--check", required=True, metavar="RESULTS_FILE")
-    parser.add_argument("--seed", type=int, required=True)
-    parser.add_argument("--runs-dir", default="runs/check")
-    parser.add_argument("--out", help="also write the comparison as JSON")
-    args = parser.parse_args(argv)
-    try:
-        document = load_results(args.check)
-        (run,) = [r for r in document["runs"] if r["seed"] == args.seed] or [None]
-        if run is None:
-            raise ValueError(f"{args.check} has no seed {args.seed}; it has "
-                             f"{[r['seed'] for r in document['runs']]}")
-        recorded_command = run.get("command", document["command"])
-        arguments = todays_arguments(recorded_command, document["model"])
-    except (OSError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+def _print(line: str) -> None:
+    print(line, flush=True)
 
-    from compgen_tf import registry
-    from compgen_tf.experiments import reproduce
 
-    arguments += ["--first-seed", str(args.seed), "--seeds", "1", "--runs-dir", args.runs_dir,
-                  "--no-results"] + ([] if "--quiet" in arguments else ["--quiet"])
-    parsed = reproduce.build_parser().parse_args(arguments)
-    run_dir = Path(args.runs_dir) / parsed.model / (parsed.name or parsed.task) / \
-        f"seed{args.seed}"
+@dataclasses.dataclass(frozen=True)
+class RecordedSeed:
+    """One seed of a results file, as `recorded_seed` reads it.
+
+    Attributes:
+        results_file: the file.
+        seed: the seed.
+        document: the file's contents.
+        run: the seed's record.
+        command: the command recorded for the seed.
+        arguments: its `reproduce` arguments in today's form, less the options that say
+            where files go and how many seeds (the check chooses those itself).
+    """
+
+    results_file: str
+    seed: int
+    document: dict
+    run: dict
+    command: str
+    arguments: list
+
+
+def recorded_seed(results_file, seed: int) -> RecordedSeed:
+    """Seed `seed` of `results_file`; an OSError or ValueError says why it cannot be checked."""
+    document = load_results(results_file)
+    (run,) = [r for r in document["runs"] if r["seed"] == seed] or [None]
+    if run is None:
+        raise ValueError(f"{results_file} has no seed {seed}; it has "
+                         f"{[r['seed'] for r in document['runs']]}")
+    command = run.get("command", document["command"])
+    return RecordedSeed(str(results_file), seed, document, run, command,
+                        todays_arguments(command, document["model"]))
+
+
+def check_seed(recorded: RecordedSeed, reproduction: Reproduction, command: str,
+               echo=_print) -> dict:
+    """Trains `recorded`'s seed again as `reproduction` says (one seed, no results written;
+    `command` is how it is shown and reported) and returns the comparison.
+
+    Raises a `ValueError` when the run directory exists already (the check must train, not
+    read an earlier check) or the run's test split recorded by the file is not clear, and
+    what `reproduce` raises.
+    """
+    seed = recorded.seed
+    run_dir = reproduction.run_dir(seed)
     if run_dir.exists():
-        # `reproduce` would reuse it: the check must train, not read an earlier check.
-        print(f"error: {run_dir} exists; give the check another --runs-dir", file=sys.stderr)
-        return 2
-    print(f"re-running seed {args.seed}: python -m compgen_tf reproduce "
-          f"{shlex.join(arguments)}", flush=True)
-    code = reproduce.main(arguments)
-    if code != 0:
-        return code
+        raise ValueError(f"{run_dir} exists; give the check another --runs-dir")
+    echo(f"re-running seed {seed}: {command}")
+    reproduce(reproduction, echo)
     metrics = json.loads((run_dir / "metrics.json").read_text())
     config = json.loads((run_dir / "config.json").read_text())
     # The toy files hold one test split each: the one this file records.
-    experiment = registry.spec(parsed.model).experiment
-    test_part = _test_part(experiment, config, parsed.name or parsed.task,
-                           Path(args.check).stem)
+    experiment = experiment_for(reproduction.model)
+    test_part = _test_part(experiment, config, reproduction.run_name,
+                           Path(recorded.results_file).stem)
     if test_part is None:
-        print(f"error: cannot tell which of the run's test splits "
-              f"{list(experiment.test_parts(config))} {args.check} records", file=sys.stderr)
-        return 2
+        raise ValueError(f"cannot tell which of the run's test splits "
+                         f"{list(experiment.test_parts(config))} {recorded.results_file} "
+                         f"records")
+    run, document = recorded.run, recorded.document
     new = {"val_accuracy": metrics["accuracy"]["validation"],
            "test_accuracy": metrics["accuracy"][test_part],
            "steps": metrics["steps"], "best_step": metrics.get("best_step")}
@@ -118,10 +136,10 @@ def main(argv=None) -> int:
     changed = (config_differences(comparable(experiment.recorded_config(recorded_config)),
                                   comparable(experiment.recorded_config(config)))
                if recorded_config else ["(the file records no configuration)"])
-    report = {
-        "results_file": str(args.check), "seed": args.seed,
-        "recorded_command": recorded_command,
-        "command": "python -m compgen_tf reproduce " + shlex.join(arguments),
+    return {
+        "results_file": recorded.results_file, "seed": seed,
+        "recorded_command": recorded.command,
+        "command": command,
         "recorded": {key: run.get(key) for key in new},
         "new": new,
         "difference": {key: new[key] - run[key] for key in new
@@ -135,18 +153,20 @@ def main(argv=None) -> int:
         # Settings outside the configuration that change which kernels run.
         "environment": {key: os.environ[key] for key in ENVIRONMENT if key in os.environ},
     }
-    for key in new:
+
+
+def report_lines(report: dict) -> list[str]:
+    """The comparison of `check_seed` as the command prints it."""
+    lines = []
+    for key, now in report["new"].items():
         before = report["recorded"][key]
-        print(f"{key}: recorded {before!r}, now {new[key]!r}"
-              + (f", difference {new[key] - before:+.6f}"
-                 if None not in (before, new[key]) else ""))
-    print(f"commit: recorded {report['recorded_commit']}, now {report['commit']}")
-    print("configuration: " + ("unchanged" if not report["configuration_changes"] else
-                               "; ".join(report["configuration_changes"])))
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(json.dumps(report, indent=2) + "\n")
-    return 0
+        lines.append(f"{key}: recorded {before!r}, now {now!r}"
+                     + (f", difference {now - before:+.6f}" if None not in (before, now)
+                        else ""))
+    lines.append(f"commit: recorded {report['recorded_commit']}, now {report['commit']}")
+    lines.append("configuration: " + ("unchanged" if not report["configuration_changes"] else
+                                      "; ".join(report["configuration_changes"])))
+    return lines
 
 
 def _test_part(experiment, config: dict, name: str, file_name: str) -> str | None:

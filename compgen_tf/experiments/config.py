@@ -30,6 +30,9 @@ from pathlib import Path
 from compgen_tf import resources
 from tfds_scan.splits import VALIDATION_CARVES
 
+from compgen_tf.errors import ConfigError  # noqa: F401  (defined low: the registry raises it too)
+from compgen_tf.training.schedule import check_learning_rate_schedule  # noqa: F401
+
 # The committed configurations: package data, the repository's top-level `configs/`.
 CONFIG_DIR = resources.path("configs")
 
@@ -75,10 +78,6 @@ def unrecorded_provenance(why: str) -> dict:
     """The provenance of settings whose choice is not on record: treated as post-hoc, since
     nothing shows that no test score was seen first."""
     return {"kind": "post-hoc", "reason": f"not recorded: {why}"}
-
-
-class ConfigError(ValueError):
-    """A configuration file or override that cannot be used."""
 
 
 def config_path(model: str, split: str) -> Path:
@@ -190,18 +189,6 @@ def check_provenance(provenance, origin: str = "provenance") -> dict:
                           f"{list(PROVENANCE_KINDS)}, \"reason\": a non-empty line}}, "
                           f"got {provenance!r}")
     return provenance
-
-
-def check_learning_rate_schedule(training: dict, drops_once: bool) -> None:
-    """A `ConfigError` for the schedule key that the trainer would not read: meta-training
-    multiplies its rate once (`learning_rate_drop_step`), every other trainer every
-    `learning_rate_decay_steps` steps."""
-    wrong, right = (("learning_rate_decay_steps", "learning_rate_drop_step") if drops_once
-                    else ("learning_rate_drop_step", "learning_rate_decay_steps"))
-    if training.get(wrong):
-        what = ("multiplies its learning rate once" if drops_once
-                else "multiplies its learning rate every N steps")
-        raise ConfigError(f"this model {what}: set training.{right}, not training.{wrong}")
 
 
 def apply_overrides(config: dict, overrides: list[str]) -> dict:

@@ -24,6 +24,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.experiments.experiment import (Experiment, account_warm_start, class_arguments,
                                                load_run_model, prepare_run_dir, start_from)
@@ -94,14 +95,8 @@ class EpisodeBatches:
 
 
 def build_model(task: str, model_args: dict):
-    """A `MetaSeq2Seq` with the vocabularies of `task`."""
-    from compgen_tf.models.meta_seq2seq.meta_seq2seq import MetaSeq2Seq
-
-    words, actions = episodes.vocabularies(task)
-    try:
-        return MetaSeq2Seq(words, actions, **model_args)
-    except TypeError as error:
-        raise ValueError(f"bad model_args for {MODEL_NAME!r}: {error}") from error
+    """A `MetaSeq2Seq` with the vocabularies of `task` (`compgen_tf.registry.build_meta_model`)."""
+    return registry.build_meta_model(task, model_args)
 
 
 def train_meta_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,

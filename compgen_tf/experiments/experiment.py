@@ -1,7 +1,8 @@
 """`Experiment`: what every kind of task (a SCAN split, meta-learning episodes, a toy task)
 provides to the commands, so that `train`, `evaluate`, `reproduce` and `tune` are written once.
 
-Each registered model names its experiment (`compgen_tf.registry.MODELS[name].experiment`):
+Each registered model names its kind of experiment (`compgen_tf.registry.MODELS[name].trains_on`,
+its object `compgen_tf.experiments.kinds.experiment_for(name)`):
 `compgen_tf.experiments.scan.SCAN`, `compgen_tf.experiments.episodes.EPISODES` or
 `compgen_tf.experiments.toy.TOY`. A run directory (`config.json`, `checkpoints/`,
 `best_model.keras`, `history.jsonl`, `logs/`, `metrics.json`) has the same layout for all.
@@ -269,6 +270,24 @@ def load_run_model(run_dir, into=None):
         into.load_weights(path)
         return into
     return keras.saving.load_model(path)
+
+
+def load_run_task(run_dir, cls=None):
+    """The best model of a run directory as a task model (what `Seq2SeqModel.from_run` and
+    `ToyTask.from_run` were: the run directory is understood here, not on the model).
+
+    A toy run saves its functional backbone: it comes back inside a `ToyTask`. `cls`, when
+    given, is the class the model must be (a TypeError otherwise).
+    """
+    from compgen_tf import registry
+    from compgen_tf.models.toy_task import ToyTask
+
+    model = load_run_model(run_dir)
+    if registry.spec(run_config(run_dir)["model"]).trains_on == "toy":
+        model = ToyTask(model, name=model.name)
+    if cls is not None and not isinstance(model, cls):
+        raise TypeError(f"{run_dir} holds a {type(model).__name__}, not a {cls.__name__}")
+    return model
 
 
 def run_config(run_dir) -> dict:

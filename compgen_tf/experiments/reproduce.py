@@ -1,193 +1,177 @@
-"""Train several seeds of any registered model and write its results file:
-`python -m compgen_tf reproduce`.
+"""Several seeds of any registered model, trained and summarised in its results file.
 
-    python -m compgen_tf reproduce --model seq2seq --split simple --seeds 3
-    python -m compgen_tf reproduce --model meta_seq2seq --task add_jump_permutation --seeds 3
-    python -m compgen_tf reproduce --model stack_lstm --task palindromes --seeds 5
+The command is `python -m compgen_tf reproduce` (`compgen_tf.cli.reproduce`); this module is
+what it runs: `reproduce(Reproduction(...))`. Each seed is an ordinary run directory
+(`runs/<model>/<name>/seed<N>`); seeds that already finished are not trained again,
+interrupted ones resume, and a finished seed of another configuration is refused. The
+results go to `results/<model>/<name>.json` (`compgen_tf.experiments.results`).
 
-Each seed is an ordinary run directory (`runs/<model>/<name>/seed<N>`); seeds
-that already finished are not trained again, interrupted ones resume, and a finished seed
-of another configuration is refused. The results go to `results/<model>/<name>.json`
-(name = the split or task unless `--name` is given, e.g. for an ablation config; a toy task
-with several test splits writes one file per test split, e.g. `palindromes_in_domain` and
-`palindromes_long`, with `--name`'s suffix after the task). A results file that already
-holds seeds keeps them (`--first-seed` adds more) and refuses another configuration. Its
-`provenance` is the configuration file's (how its settings were chosen); settings changed
-with `--set`, `--steps` or an ablation flag are not on record and are labelled so. The
-command recorded there leaves out `--jobs`, `--runs-dir` and `--results-dir`, which change
-where and how fast, not what.
-
-`--jobs N` trains N seeds at a time in separate processes.
-
-`reproduce --check results/<model>/<name>.json --seed N` trains one committed seed again from
-the command recorded for it and prints how far the new scores are from the recorded ones
-(`compgen_tf.experiments.check`). A process claims a
-seed by holding an exclusive lock on `seed<N>.lock` beside its run directory
-while it trains, so any number of `reproduce` commands sharing a runs
-directory (on one machine or on a shared file system with working `flock`)
-split the seeds between them: none is trained twice, and each command waits for
-the seeds the others are training before it writes the summary.
+A process claims a seed by holding an exclusive lock on `seed<N>.lock` beside its run
+directory while it trains, so any number of processes sharing a runs directory (on one
+machine or on a shared file system with working `flock`) split the seeds between them: none
+is trained twice, and each waits for the seeds the others are training before it writes the
+summary. `Reproduction.helper_command` starts such processes (`--jobs N`).
 """
 
 from __future__ import annotations
 
-import argparse
 import contextlib
+import dataclasses
 import fcntl
 import json
-import shlex
 import subprocess
-import sys
 from pathlib import Path
 
-from compgen_tf import registry
-from compgen_tf.experiments.config import ConfigError
-from compgen_tf.experiments.episodes import ablation_overrides
 from compgen_tf.experiments.experiment import prepare_run_dir
-from compgen_tf.experiments.results import (RESULTS_DIR, earlier_results, without_options,
-                                            write_results)
+from compgen_tf.experiments.kinds import experiment_for
+from compgen_tf.experiments.results import RESULTS_DIR, earlier_results, write_results
 from compgen_tf.versions import package_versions
 
-COMMAND = "python -m compgen_tf reproduce"
+
+class ReproduceFailed(RuntimeError):
+    """Seeds that did not train: a helper process failed or a seed did not finish (the
+    command's exit code 1; a configuration or run directory that cannot be used is a
+    `ValueError`, exit code 2)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
-    task = parser.add_mutually_exclusive_group(required=True)
-    task.add_argument("--split", dest="task", metavar="SPLIT",
-                      help="SCAN split of a SCAN model")
-    task.add_argument("--task", dest="task", metavar="TASK",
-                      help="task of meta_seq2seq (episodes) or of a toy-task model")
-    parser.add_argument("--seeds", type=int, default=3, help="number of seeds (default: 3)")
-    parser.add_argument("--first-seed", type=int, default=0,
-                        help="train seeds FIRST..FIRST+N-1 (default: 0)")
-    parser.add_argument("--config", help="configuration file (default: configs/MODEL/TASK.json)")
-    parser.add_argument("--name", help="run and results name (default: the split or task)")
-    parser.add_argument("--steps", type=int, help="override training.max_steps")
-    parser.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
-                        help="override one configuration value (repeatable)")
-    parser.add_argument("--no-support-loss", action="store_true",
-                        help="meta_seq2seq ablation: --set model_args.support_loss=false")
-    parser.add_argument("--no-decoder-attention", action="store_true",
-                        help="meta_seq2seq ablation: --set model_args.decoder_attention=false")
-    parser.add_argument("--runs-dir", default="runs", help="parent of the run directories")
-    parser.add_argument("--results-dir", default=str(RESULTS_DIR))
-    parser.add_argument("--jobs", type=int, default=1,
-                        help="seeds trained at a time, each in its own process")
-    parser.add_argument("--quiet", action="store_true", help="no progress bars")
-    parser.add_argument("--no-results", action="store_true", help=argparse.SUPPRESS)
-    return parser
+@dataclasses.dataclass(frozen=True)
+class Reproduction:
+    """What to reproduce: seeds `first_seed`..`first_seed + seeds - 1` of `model` on `task`.
+
+    Attributes:
+        model: a registered model name.
+        task: its SCAN split or task.
+        seeds: how many seeds.
+        first_seed: the first seed.
+        config_file: the configuration file (default: the committed one of model and task).
+        name: the run and results name (default: `task`).
+        overrides: "section.key=value" overrides, applied in order.
+        steps: training.max_steps, when given.
+        runs_dir: the parent of the run directories.
+        results_dir: where the results files go.
+        write_results: False to train the seeds only (a helper process, a check).
+        quiet: no progress bars.
+        command: the command recorded in the run directories and results files.
+        helper_command: the command line of a process that trains the same seeds without
+            writing results; `jobs - 1` of them run beside this one.
+        jobs: seeds trained at a time.
+    """
+
+    model: str
+    task: str
+    seeds: int = 3
+    first_seed: int = 0
+    config_file: str | None = None
+    name: str | None = None
+    overrides: tuple = ()
+    steps: int | None = None
+    runs_dir: str = "runs"
+    results_dir: str = str(RESULTS_DIR)
+    write_results: bool = True
+    quiet: bool = False
+    command: str = ""
+    helper_command: tuple = ()
+    jobs: int = 1
+
+    @property
+    def run_name(self) -> str:
+        return self.name or self.task
+
+    def run_dir(self, seed: int) -> Path:
+        """The run directory of `seed`."""
+        return Path(self.runs_dir) / self.model / self.run_name / f"seed{seed}"
+
+    @property
+    def seed_range(self) -> range:
+        return range(self.first_seed, self.first_seed + self.seeds)
 
 
-def main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
-    if any(arg == "--check" or arg.startswith("--check=") for arg in argv):
-        from compgen_tf.experiments import check
+@dataclasses.dataclass(frozen=True)
+class Reproduced:
+    """What `reproduce` did: the finished seeds' metrics (none when it wrote no results) and
+    the results files written, each with its summary."""
 
-        return check.main(argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    if args.seeds < 1 or args.jobs < 1 or args.first_seed < 0:
-        parser.error("--seeds and --jobs must be at least 1, --first-seed at least 0")
-    spec = registry.spec(args.model)
-    experiment = spec.experiment
-    flag = "--split" if experiment.kind == "scan" else "--task"
-    if _option(argv, "--split" if flag == "--task" else "--task") is not None:
-        print(f"error: {args.model} trains on a {flag}, one of: {', '.join(spec.tasks)}",
-              file=sys.stderr)
-        return 2
-    if (args.no_support_loss or args.no_decoder_attention) and args.model != "meta_seq2seq":
-        print("error: --no-support-loss and --no-decoder-attention are meta_seq2seq ablations",
-              file=sys.stderr)
-        return 2
-    overrides = list(args.set) + ablation_overrides(args)
-    name = args.name or args.task
-    try:
-        config = experiment.resolve_config(args.model, args.task, args.config, overrides,
-                                           args.steps)
-        # The provenance goes to the results file's top level, not into its configuration.
-        recorded = {key: value for key, value in experiment.recorded_config(config).items()
-                    if key != "provenance"}
-        results_files = [Path(args.results_dir) / args.model / f"{file}.json"
-                         for file in experiment.results_names(config, name)]
-        if not args.no_results:
-            # A results file of another configuration is refused now, not after training.
-            for path in results_files:
-                earlier_results(path, args.task, recorded)
-    except (ConfigError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
+    metrics: dict
+    results: dict
 
-    # The recorded command leaves out what only says where files go or how many processes
-    # share the work, so that it reproduces the results from the repository root.
-    command = f"{COMMAND} " + shlex.join(
-        without_options(argv, ("--jobs", "--runs-dir", "--results-dir")))
-    seeds = range(args.first_seed, args.first_seed + args.seeds)
-    run_dirs = {seed: Path(args.runs_dir) / args.model / name / f"seed{seed}" for seed in seeds}
-    helpers = [subprocess.Popen([sys.executable, "-m", "compgen_tf", "reproduce",
-                                 *without_options(argv, ("--jobs",)), "--no-results"])
-               for _ in range(min(args.jobs, args.seeds) - 1)]
+
+def _print(line: str) -> None:
+    print(line, flush=True)
+
+
+def reproduce(request: Reproduction, echo=_print) -> Reproduced:
+    """Trains the unfinished seeds of `request` and (unless `request.write_results` is
+    False) writes the results files; `echo` prints each progress line.
+
+    Raises a `ValueError` (a `ConfigError` among them) for a configuration, results file or
+    run directory that cannot be used, `ReproduceFailed` when a seed did not train.
+    """
+    experiment = experiment_for(request.model)
+    config = experiment.resolve_config(request.model, request.task, request.config_file,
+                                       list(request.overrides), request.steps)
+    # The provenance goes to the results file's top level, not into its configuration.
+    recorded = {key: value for key, value in experiment.recorded_config(config).items()
+                if key != "provenance"}
+    results_files = [Path(request.results_dir) / request.model / f"{file}.json"
+                     for file in experiment.results_names(config, request.run_name)]
+    if request.write_results:
+        # A results file of another configuration is refused now, not after training.
+        for path in results_files:
+            earlier_results(path, request.task, recorded)
+
+    seeds = request.seed_range
+    run_dirs = {seed: request.run_dir(seed) for seed in seeds}
+    helpers = [subprocess.Popen(list(request.helper_command))
+               for _ in range(min(request.jobs, request.seeds) - 1)]
     try:
         for seed in seeds:
-            _train_unclaimed_seed(experiment, config, run_dirs[seed], seed, command,
-                                  args.quiet)
-    except ValueError as error:  # a finished run directory of another configuration
-        print(f"error: {error}", file=sys.stderr)
+            _train_unclaimed_seed(experiment, config, run_dirs[seed], seed, request.command,
+                                  request.quiet, echo)
+    except ValueError:  # a finished run directory of another configuration
         for helper in helpers:
             helper.wait()
-        return 2
+        raise
     failed = [helper.args for helper in helpers if helper.wait() != 0]
     if failed:
-        print(f"error: {len(failed)} helper process(es) failed", file=sys.stderr)
-        return 1
-    if args.no_results:
-        return 0
+        raise ReproduceFailed(f"{len(failed)} helper process(es) failed")
+    if not request.write_results:
+        return Reproduced({}, {})
     metrics_list = []
     for seed in seeds:
         metrics = _finished_metrics(experiment, config, run_dirs[seed], wait=True)
         if metrics is None:
-            print(f"error: seed {seed} did not finish in {run_dirs[seed]}", file=sys.stderr)
-            return 1
+            raise ReproduceFailed(f"seed {seed} did not finish in {run_dirs[seed]}")
         metrics_list.append(metrics)
         scores = ", ".join(f"{part} {value:.4f}" for part, value in metrics["accuracy"].items())
-        print(f"seed {seed}: {scores} ({metrics['wall_time_s']} s)", flush=True)
-    records = experiment.results_records(config, name, metrics_list,
+        echo(f"seed {seed}: {scores} ({metrics['wall_time_s']} s)")
+    records = experiment.results_records(config, request.run_name, metrics_list,
                                          [run_dirs[seed] for seed in seeds])
+    written = {}
     for file, runs in records.items():
-        path = write_results(args.model, args.task, command, runs, package_versions(),
-                             name=file, results_dir=Path(args.results_dir),
+        path = write_results(request.model, request.task, request.command, runs,
+                             package_versions(), name=file,
+                             results_dir=Path(request.results_dir),
                              provenance=config["provenance"], config=recorded)
         summary = json.loads(path.read_text())["summary"]
-        print(f"{path}: mean {summary['mean']:.4f} median {summary['median']:.4f} "
-              f"std {summary['std']:.4f} min {summary['min']:.4f} max {summary['max']:.4f} "
-              f"over {summary['n']} seeds")
-    return 0
-
-
-def _option(argv, name):
-    """The value of option `name` in `argv` (`--name V` or `--name=V`), or None."""
-    for index, arg in enumerate(argv):
-        if arg == name and index + 1 < len(argv):
-            return argv[index + 1]
-        if arg.startswith(name + "="):
-            return arg.split("=", 1)[1]
-    return None
+        written[path] = summary
+        echo(f"{path}: mean {summary['mean']:.4f} median {summary['median']:.4f} "
+             f"std {summary['std']:.4f} min {summary['min']:.4f} max {summary['max']:.4f} "
+             f"over {summary['n']} seeds")
+    return Reproduced(dict(zip(seeds, metrics_list)), written)
 
 
 def _train_unclaimed_seed(experiment, config: dict, run_dir: Path, seed: int, command: str,
-                          quiet: bool):
+                          quiet: bool, echo):
     """Trains one seed unless it is finished or another process holds its lock."""
     with _seed_lock(run_dir, block=False) as claimed:
         if not claimed:
-            print(f"seed {seed}: being trained by another process", flush=True)
+            echo(f"seed {seed}: being trained by another process")
         elif _finished_metrics(experiment, config, run_dir) is not None:
             # Reused only when it ran the configuration being recorded (ValueError otherwise).
             prepare_run_dir(run_dir, dict(config, seed=seed))
-            print(f"seed {seed}: already finished in {run_dir}", flush=True)
+            echo(f"seed {seed}: already finished in {run_dir}")
         else:
-            print(f"seed {seed}: training {run_dir}", flush=True)
+            echo(f"seed {seed}: training {run_dir}")
             experiment.train(config, run_dir, seed=seed, verbose=0 if quiet else 1,
                              command=command)
 
@@ -214,4 +198,3 @@ def _seed_lock(run_dir: Path, block: bool):
             yield True
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
-

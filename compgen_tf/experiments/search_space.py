@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 
 from compgen_tf import registry
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.config import (CONFIG_DIR, DATA_KEYS, SECTIONS, TRAINING_KEYS,
                                            ConfigError, validate_config)
 
@@ -76,9 +77,9 @@ def validate_search_space(space, model: str, base_config: dict | None = None,
     if not specs:
         raise SearchSpaceError(f"{origin}: no hyperparameters to search")
     spec = registry.spec(model)
-    task = (spec.experiment.task(base_config) if base_config and "model" in base_config
+    task = (experiment_for(spec).task(base_config) if base_config and "model" in base_config
             else spec.tasks[0])
-    valid_keys = {"model_args": spec.experiment.model_arg_names(model, task),
+    valid_keys = {"model_args": experiment_for(spec).model_arg_names(model, task),
                   "training": set(TRAINING_KEYS), "data": set(DATA_KEYS)}
     for name, spec in specs.items():
         section, dot, key = name.partition(".")
@@ -176,7 +177,7 @@ def _candidate_values(spec) -> list:
 def _check_values_accepted(specs, model, base_config, origin):
     """Every value at the ends of each range must pass the config schema and the model."""
     model_spec = registry.spec(model)
-    experiment = model_spec.experiment
+    experiment = experiment_for(model_spec)
     for name, spec in specs.items():
         section, _, key = name.partition(".")
         for value in _candidate_values(spec):

@@ -34,6 +34,7 @@ from pathlib import Path
 import keras
 import numpy as np
 
+from compgen_tf import registry
 from compgen_tf.experiments.experiment import (Experiment, account_warm_start, prepare_run_dir,
                                                start_from)
 from compgen_tf.training.batches import ArrayBatches
@@ -41,18 +42,9 @@ from compgen_tf.training.callbacks import BEST_MODEL
 from compgen_tf.training.fit import TOY_TRAINING_DEFAULTS, fit_run, training_settings
 from compgen_tf.versions import package_versions
 
-MODEL_TASKS = {
-    "symbol_convolution": ("rule_learning", "composition"),
-    "mlp_baseline": ("rule_learning", "composition"),
-    "recurrent_baseline": ("rule_learning", "composition"),
-    "stack_lstm": ("palindromes", "palindromes_depth"),
-    "lstm_baseline": ("palindromes", "palindromes_depth"),
-}
-ARCHITECTURE = {"symbol_convolution": "convolution", "mlp_baseline": "mlp",
-                "recurrent_baseline": "recurrent", "stack_lstm": "stack", "lstm_baseline": "lstm"}
-# Toy tasks whose examples are (command, actions) pairs: the SCAN models train on them as
-# on a split (`--model seq2seq --split composition`), each seed on its own draw.
-TOY_PAIR_SPLITS = ("composition",)
+# The toy-task models and their tasks, and the toy pair splits: the registry's data.
+MODEL_TASKS = {name: tasks for name, (_, tasks, _) in registry.TOY_MODELS.items()}
+TOY_PAIR_SPLITS = registry.TOY_PAIR_SPLITS
 # Test splits of each task, and the results file each one is reported in.
 TEST_SPLITS = {"rule_learning": {"test": "rule_learning"},
                "composition": {"test": "composition"},
@@ -163,22 +155,9 @@ def score(task: str, model, arrays, batch_size: int = 1000) -> dict:
 # ----------------------------------------------------------------------- models
 
 def build_model(model_name: str, task: str, model_args: dict) -> keras.Model:
-    """The (compiled) model `model_name` for `task`; bad arguments give a clear error."""
-    if task not in MODEL_TASKS.get(model_name, ()):
-        raise ValueError(f"model {model_name!r} does not train on task {task!r}; "
-                         f"its tasks: {MODEL_TASKS.get(model_name)}")
-    architecture = ARCHITECTURE[model_name]
-    try:
-        if task == "rule_learning":
-            from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model
-            return build_rule_learning_model(architecture, **model_args)
-        if task == "composition":
-            from compgen_tf.models.symmetry.composition import build_composition_model
-            return build_composition_model(architecture, **model_args)
-        from compgen_tf.models.symmetry.palindromes import build_palindrome_model
-        return build_palindrome_model(architecture, **model_args)
-    except TypeError as error:
-        raise ValueError(f"bad model_args for {model_name!r} on {task!r}: {error}") from error
+    """The (compiled) model `model_name` for `task`; bad arguments give a clear error
+    (`compgen_tf.registry.build_toy_backbone`)."""
+    return registry.build_toy_backbone(model_name, task, model_args)
 
 
 # --------------------------------------------------------------------- training

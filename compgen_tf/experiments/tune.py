@@ -21,6 +21,7 @@ import keras_tuner as kt
 from compgen_tf import registry
 from compgen_tf.experiments.config import (SECTIONS, ConfigError, comparable, config_differences,
                                            validate_config)
+from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.search_space import apply_hyperparameters, searched_values
 
 OBJECTIVE = "val_exact_match"
@@ -75,7 +76,7 @@ class RunHyperModel(kt.HyperModel):
     Only the validation data are scored: a search never reads the test data.
 
     Args:
-        experiment: the model's `Experiment` (`registry.spec(model).experiment`).
+        experiment: the model's `Experiment` (`compgen_tf.experiments.kinds.experiment_for(model)`).
         base_config: the resolved base configuration (with its model and split or task).
         seed: the seed of every trial's initialisation and data order.
         tuner: "hyperband", "random" or "bayesian" (what a trial's budget means).
@@ -175,7 +176,7 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
             max_trials=max_trials or DEFAULT_MAX_TRIALS, **common)
     else:
         raise ValueError(f"unknown tuner {kind!r}; expected one of {list(TUNERS)}")
-    experiment = registry.spec(base_config["model"]).experiment
+    experiment = experiment_for(base_config["model"])
     hypermodel = RunHyperModel(experiment, base_config, seed=seed, tuner=kind, steps=steps,
                                max_epochs=max_epochs, command=command)
     tuner = RunTuner(oracle, hypermodel, directory=str(output), project_name=kind,

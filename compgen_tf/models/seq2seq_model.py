@@ -11,8 +11,8 @@ import tensorflow as tf
 
 from compgen_tf.layers import WeightedAutomaton
 from compgen_tf.models.preprocessor import GRAMMARS, Seq2SeqPreprocessor, grammar_check
-from compgen_tf.training.losses import token_cross_entropy
-from compgen_tf.training.train_step import AUTOGRAPH, TrainStep
+from compgen_tf.models.losses import token_cross_entropy
+from compgen_tf.models.train_step import AUTOGRAPH, TrainStep
 from compgen_tf.vocabulary import EOS_ID, PAD_ID, Vocabulary
 
 class Seq2SeqModel(TrainStep, keras.Model):
@@ -192,16 +192,6 @@ class Seq2SeqModel(TrainStep, keras.Model):
         """What `predict` returns for a batch of `source_ids` (or `(source_ids, ...)`): the
         greedy output ids (batch, max_output_length)."""
         return self.greedy_decode(data[0] if isinstance(data, (tuple, list)) else data)
-
-    @classmethod
-    def from_run(cls, run_dir):
-        """The best model of a training run directory (`run_dir/best_model.keras`)."""
-        from compgen_tf.experiments.experiment import load_run_model
-
-        model = load_run_model(run_dir)
-        if not isinstance(model, cls):
-            raise TypeError(f"{run_dir} holds a {type(model).__name__}, not a {cls.__name__}")
-        return model
 
     def greedy_decode(self, source_ids, max_length=None):
         """Greedy decoding: (batch, max_length) int32 ids, `<pad>` after each `<eos>`."""

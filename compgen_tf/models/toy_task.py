@@ -29,14 +29,6 @@ class ToyTask(keras.Model):
         super().__init__(inputs=backbone.input, outputs=outputs, **kwargs)
         self.backbone = backbone
 
-    @classmethod
-    def from_run(cls, run_dir):
-        """The best model of a toy run directory, as a task model."""
-        from compgen_tf.experiments.experiment import load_run_model
-
-        backbone = load_run_model(run_dir)
-        return cls(backbone, name=backbone.name)
-
     def get_config(self):
         return {"backbone": keras.saving.serialize_keras_object(self.backbone),
                 "name": self.name, "trainable": self.trainable}

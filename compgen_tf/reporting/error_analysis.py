@@ -19,9 +19,7 @@ run over. Prints the counts with an example of each and writes
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -55,36 +53,38 @@ def classify_errors(records) -> dict:
             "missing_actions": dict(sorted(missing_actions.items())), "examples": examples}
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf errors",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
-    parser.add_argument("--split", default="test", help="which errors_<split>.jsonl to read")
-    args = parser.parse_args(argv)
-    errors_file = Path(args.run) / f"errors_{args.split}.jsonl"
+def run_errors(run_dir, split: str = "test") -> dict:
+    """`classify_errors` of the run's `errors_<split>.jsonl`; a FileNotFoundError (saying how
+    to write it) or a ValueError (naming the file) when it cannot be read."""
+    errors_file = Path(run_dir) / f"errors_{split}.jsonl"
     if not errors_file.exists():
-        print(f"error: {errors_file} does not exist; run `python -m compgen_tf evaluate "
-              f"--run {args.run}` first", file=sys.stderr)
-        return 2
+        raise FileNotFoundError(f"{errors_file} does not exist; run `python -m compgen_tf "
+                                f"evaluate --run {run_dir}` first")
     try:
         records = [json.loads(line) for line in errors_file.read_text().splitlines() if line]
-        analysis = classify_errors(records)
+        return classify_errors(records)
     except (json.JSONDecodeError, KeyError, ValueError) as error:
-        print(f"error: {errors_file}: {error}", file=sys.stderr)
-        return 2
-    print(f"{analysis['errors']} wrong translations on {args.split}")
+        raise ValueError(f"{errors_file}: {error}") from error
+
+
+def summary_lines(analysis: dict, split: str) -> list[str]:
+    """The counts of `analysis` with an example of each kind, as the command prints them."""
+    lines = [f"{analysis['errors']} wrong translations on {split}"]
     for kind in KINDS:
         count = analysis["kinds"][kind]
         share = count / analysis["errors"] if analysis["errors"] else 0.0
-        print(f"  {kind:<15} {count:>6}  ({share:.1%})")
+        lines.append(f"  {kind:<15} {count:>6}  ({share:.1%})")
         if kind in analysis["examples"]:
             example = analysis["examples"][kind]
-            print(f"      e.g. {example['command']!r} -> {example['predicted']!r}")
+            lines.append(f"      e.g. {example['command']!r} -> {example['predicted']!r}")
     if analysis["missing_actions"]:
-        print("  never emitted: " + ", ".join(f"{action} ({count})" for action, count
-                                               in analysis["missing_actions"].items()))
-    out = Path(args.run) / f"error_kinds_{args.split}.json"
+        lines.append("  never emitted: " + ", ".join(
+            f"{action} ({count})" for action, count in analysis["missing_actions"].items()))
+    return lines
+
+
+def write_error_kinds(run_dir, split: str, analysis: dict) -> Path:
+    """Writes `analysis` to the run's `error_kinds_<split>.json`; returns its path."""
+    out = Path(run_dir) / f"error_kinds_{split}.json"
     out.write_text(json.dumps(analysis, indent=2) + "\n")
-    print(f"wrote {out}")
-    return 0
+    return out

@@ -9,8 +9,6 @@ one column per input position, as in the Syntactic Attention paper's Figures
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -51,24 +49,3 @@ def plot_attention(model, command: str, path) -> Path:
     draw_heatmap(figure, axes, weights, inputs, outputs, "input", "output", command)
     figure.tight_layout()
     return save_figure(figure, path)
-
-
-def main(argv=None) -> int:
-    """The `plot-attention` command (see the module docstring); returns its exit code."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-attention",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
-    parser.add_argument("--command", required=True, help="the SCAN command to translate")
-    parser.add_argument("--out", help="PNG path (default: RUN/attention_<command>.png)")
-    args = parser.parse_args(argv)
-    from compgen_tf.experiments.experiment import load_run_model
-
-    out = args.out or Path(args.run) / f"attention_{'_'.join(args.command.split())}.png"
-    try:
-        path = plot_attention(load_run_model(args.run), args.command, out)
-    except (FileNotFoundError, TypeError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(f"wrote {path}")
-    return 0

@@ -11,9 +11,7 @@ episode unless `--support "COMMAND=ACTIONS"` items are given.
 
 from __future__ import annotations
 
-import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -67,35 +65,11 @@ def plot_episode_attention(model, support_commands, support_actions, query: str,
     return save_figure(figure, path)
 
 
-def main(argv=None) -> int:
-    """The `plot-meta-attention` command (see the module docstring); returns its exit code."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", required=True, help="a meta_seq2seq run directory")
-    parser.add_argument("--query", required=True, help="the query command")
-    parser.add_argument("--support", action="append", default=[], metavar="COMMAND=ACTIONS",
-                        help="a support pair (repeatable); default: the first test episode")
-    parser.add_argument("--out", help="PNG path (default: RUN/meta_attention_<query>.png)")
-    args = parser.parse_args(argv)
-    from compgen_tf.experiments.experiment import load_run_model
+def default_support(run_dir):
+    """(support commands, support actions) of the first test episode of a meta seq2seq run's
+    task: the support set plotted when none is given."""
     from tfds_scan import episodes
 
-    if args.support:
-        pairs = [item.split("=", 1) for item in args.support]
-        if any(len(p) != 2 for p in pairs):
-            parser.error("--support items look like COMMAND=ACTIONS")
-        support_commands, support_actions = zip(*pairs)
-    else:
-        task = json.loads((Path(args.run) / "config.json").read_text())["split"]
-        episode = episodes.test_episodes(task)[0]
-        support_commands, support_actions = episode.support_commands, episode.support_actions
-    out = args.out or Path(args.run) / f"meta_attention_{'_'.join(args.query.split())}.png"
-    try:
-        path = plot_episode_attention(load_run_model(args.run), support_commands,
-                                      support_actions, args.query, out)
-    except (FileNotFoundError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print(f"wrote {path}")
-    return 0
+    task = json.loads((Path(run_dir) / "config.json").read_text())["split"]
+    episode = episodes.test_episodes(task)[0]
+    return episode.support_commands, episode.support_actions

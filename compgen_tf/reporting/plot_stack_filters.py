@@ -16,8 +16,6 @@ that class, which is where the depth test of Table 3 breaks.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -98,34 +96,13 @@ def plot_stack_filters(model, string: str, path) -> Path:
     return save_figure(figure, path)
 
 
-def main(argv=None) -> int:
-    """The `plot-stack-filters` command (see the module docstring); returns its exit code."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-stack-filters",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", required=True,
-                        help="a stack_lstm run directory (holds best_model.keras)")
-    parser.add_argument("--string", required=True, help="symbols separated by spaces")
-    parser.add_argument("--out", help="PNG path (default: RUN/stack_filters_<string>.png)")
-    args = parser.parse_args(argv)
+def load_stack_model(run_dir):
+    """The best model of a stack_lstm run; a FileNotFoundError when it has none yet."""
     import keras
 
     import compgen_tf.models  # noqa: F401  (registers the model classes for loading)
 
-    model_file = Path(args.run) / "best_model.keras"
+    model_file = Path(run_dir) / "best_model.keras"
     if not model_file.exists():
-        print(f"error: {model_file} does not exist (train the run first)", file=sys.stderr)
-        return 2
-    out = args.out or Path(args.run) / f"stack_filters_{'_'.join(args.string.split())}.png"
-    try:
-        model = keras.saving.load_model(model_file)
-        path = plot_stack_filters(model, args.string, out)
-        profile = push_profile(model, [args.string])
-    except (TypeError, ValueError) as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    print("mean push weight per unit before the central o:")
-    for symbol, weights in profile.items():
-        print(f"  {symbol}: " + " ".join(f"{w:.2f}" for w in weights))
-    print(f"wrote {path}")
-    return 0
+        raise FileNotFoundError(f"{model_file} does not exist (train the run first)")
+    return keras.saving.load_model(model_file)

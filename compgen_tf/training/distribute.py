@@ -104,7 +104,7 @@ def wait_for_workers(strategy):
     import tensorflow as tf
 
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        from compgen_tf.training.train_step import AUTOGRAPH
+        from compgen_tf.models.train_step import AUTOGRAPH
 
         tf.function(lambda: strategy.reduce(
             tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), axis=None),

@@ -9,12 +9,12 @@ from pathlib import Path
 import keras
 import tensorflow as tf
 
-from compgen_tf.experiments.config import check_learning_rate_schedule
 from compgen_tf.training.distribute import separate_dropout_streams
 from compgen_tf.training.batches import training_dataset
 from compgen_tf.training.callbacks import (BEST_MODEL, ModelSelection, ResumableCheckpoint,
                                            TrainingProgress, keep_history_until)
-from compgen_tf.training.train_step import TrainStep
+from compgen_tf.models.train_step import TrainStep
+from compgen_tf.training.schedule import check_learning_rate_schedule
 
 # Every training setting and its default, in one place (checkpoint_every None: at every
 # evaluation). `schedule` says what

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from compgen_tf.models.meta_seq2seq.meta_seq2seq_backbone import MetaSeq2SeqBackbone
 from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list, graph_for_any_ids
-from compgen_tf.training.losses import token_cross_entropy
+from compgen_tf.models.losses import token_cross_entropy
 from compgen_tf.vocabulary import EOS_ID
 
 

@@ -1,0 +1,47 @@
+"""Memory and decoder attention of a meta seq2seq learner for one query (Lake 2019, Fig. A.1/A.2).
+
+    python -m compgen_tf plot-meta-attention --run runs/meta_seq2seq/mutual_exclusivity/seed0 \\
+        --query "lug zup lug wif dax zup"
+
+Writes a PNG with two heat maps: left, the key-value memory attention (rows: query
+input steps, columns: support items); right, the decoder attention (rows: output
+steps, columns: query input steps). The support set is the task's first test
+episode unless `--support "COMMAND=ACTIONS"` items are given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from compgen_tf.experiments.experiment import load_run_model
+from compgen_tf.reporting.plot_meta_attention import default_support, plot_episode_attention
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
+                                     description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--run", required=True, help="a meta_seq2seq run directory")
+    parser.add_argument("--query", required=True, help="the query command")
+    parser.add_argument("--support", action="append", default=[], metavar="COMMAND=ACTIONS",
+                        help="a support pair (repeatable); default: the first test episode")
+    parser.add_argument("--out", help="PNG path (default: RUN/meta_attention_<query>.png)")
+    args = parser.parse_args(argv)
+    if args.support:
+        pairs = [item.split("=", 1) for item in args.support]
+        if any(len(p) != 2 for p in pairs):
+            parser.error("--support items look like COMMAND=ACTIONS")
+        support_commands, support_actions = zip(*pairs)
+    else:
+        support_commands, support_actions = default_support(args.run)
+    out = args.out or Path(args.run) / f"meta_attention_{'_'.join(args.query.split())}.png"
+    try:
+        path = plot_episode_attention(load_run_model(args.run), support_commands,
+                                      support_actions, args.query, out)
+    except (FileNotFoundError, ValueError) as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {path}")
+    return 0
