@@ -33,8 +33,8 @@ class TrainStep(SkipSymbolicBuild):
       replica)`, one stream per replica, a pure function of the step (so a resumed run
       draws what an uninterrupted one would).
 
-    Its only metric is `loss`, a `keras.metrics.Mean` of its own (`compile` makes it;
-    `metrics` lists it, so Keras resets it at each epoch and reads the epoch logs from it).
+    Its only metric is `loss_tracker` ("loss"), a `keras.metrics.Mean` of its own; `metrics`
+    lists it, so Keras resets it at each epoch and reads the epoch logs from it.
     Under a strategy, `fit` builds only the optimizer (`compgen_tf.keras_internals`).
 
     A model using it implements `token_loss(data, training, seed) -> (summed loss, token
@@ -56,11 +56,18 @@ class TrainStep(SkipSymbolicBuild):
     # Until `compile` sets them.
     clip_norm, teacher_forcing_ratio, sampling_seed, unroll = None, 1.0, 0, False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Made here, before the model's own layers: Keras accepts new state only until a
+        # layer is built (and a task model can be built before it is compiled). A metric's
+        # variables are not among the model's weights.
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+
     def compile(self, optimizer="adam", clip_norm=None, teacher_forcing_ratio=1.0,
                 sampling_seed=0, jit_compile=False, unroll=False, **kwargs):
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
-        # Made here, as Keras makes its own loss tracker: under the strategy's scope.
-        self.loss_tracker = keras.metrics.Mean(name="loss")
+        # A compiled model starts from no loss, as Keras' own tracker does (it makes a new one).
+        self.loss_tracker.reset_state()
         if unroll and self.distribute_strategy.num_replicas_in_sync != 1:
             raise ValueError("unroll traces the step outside the strategy: it needs a "
                              "single replica, got "
@@ -93,8 +100,7 @@ class TrainStep(SkipSymbolicBuild):
     def metrics(self):
         # The loss tracker alone: the train and test steps update no other metric, and
         # Keras' own loss tracker (which `compile` also makes) is never updated.
-        tracker = getattr(self, "loss_tracker", None)
-        return [] if tracker is None else [tracker]
+        return [self.loss_tracker]
 
     # Training settings are not part of a saved model: `fit_run` compiles from the run's
     # configuration, and a loaded model translates without being compiled.
