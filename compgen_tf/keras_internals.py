@@ -2,9 +2,10 @@
 
 Everything else uses Keras' public API (`keras.layers`, `keras.ops`, `keras.metrics`,
 `keras.StatelessScope`, `Model.compile` / `metrics` / `train_step` / `test_step`). The two
-names here have no public equivalent; both were checked on Keras 3.8.0 to 3.15.1 (the
-range `pyproject.toml` pins, see the comment there) with TensorFlow 2.21, and
-`tests/test_keras_internals.py` fails if a Keras release drops or renames either:
+names here have no public equivalent. Both exist under these names in every Keras release
+checked, 3.6.0 to 3.15.1, with TensorFlow 2.21 (`tests/test_keras_internals.py` passed on
+3.6.0, 3.8.0, 3.15.0 and 3.15.1, and fails if a release drops or renames either);
+`pyproject.toml` says why the pin is narrower than that:
 
 - `DropoutRNNCell`: `keras.layers.RNN` draws a cell's dropout masks once per sequence, and
   clears them after it, only for a cell that is an instance of this mixin
@@ -13,10 +14,10 @@ range `pyproject.toml` pins, see the comment there) with TensorFlow 2.21, and
   reset between batches.
 - `SkipSymbolicBuild`: under a `tf.distribute` strategy, Keras' TensorFlow trainer calls the
   model's `_maybe_symbolic_build` at the start of `fit` / `evaluate`: it draws a first batch
-  and all-reduces it with a MEAN over the replicas (which fails for integer ids, and for
-  replicas whose padded lengths differ) to build the model and the compiled metrics. Keras
-  offers no public switch for it; a model that is built at construction and compiles no
-  loss or metrics has nothing to build, so the mixin overrides that one method.
+  and all-reduces it with a MEAN over the replicas (which fails for integer ids) to build
+  the model and the compiled metrics. Keras offers no public switch for it; a model that is
+  built at construction and compiles no loss or metrics has nothing to build, so the mixin
+  overrides that one method.
 """
 
 from __future__ import annotations
