@@ -5,12 +5,12 @@ from __future__ import annotations
 import keras
 import numpy as np
 from keras import ops
-# Keras' RNN layer draws a cell's dropout masks once per sequence only for subclasses of this
-# mixin (keras.layers.RNN checks isinstance); it is not exported under keras.layers.
-from keras.src.layers.rnn.dropout_rnn_cell import DropoutRNNCell
 
 from compgen_tf.arguments import positive_int
 from compgen_tf.groups import Symmetry
+# Keras' RNN layer draws a cell's dropout masks once per sequence only for subclasses of this
+# mixin (keras.layers.RNN checks isinstance); it is not exported under keras.layers.
+from compgen_tf.keras_internals import DropoutRNNCell
 from compgen_tf.layers.group_conv import GroupConvolution, require_built
 from compgen_tf.layers.weight_arguments import (dropout_arguments_config, set_dropout_arguments,
                                                 set_weight_arguments, weight_arguments_config)

@@ -149,17 +149,21 @@ class RecurrentDecoder(keras.layers.Layer):
         so JAX runs the steps as a scan (as Keras' own RNN does there). A step that draws
         dropout advances a seed generator, a variable: inside the scan's trace that update
         would leak, so the non-trainable variables (the seed states among them) travel in
-        the carry, each step runs in a `StatelessScope` that also sees every value the
-        enclosing scope (the training step's) maps, and the last values are assigned after.
+        the carry, each step runs in a `StatelessScope` that maps them to the carry and
+        every other variable of the decoder to the value it has where the loop starts
+        (an enclosing scope's, such as the training step's values being differentiated: a
+        scope replaces the enclosing one, it does not fall back on it), and the last values
+        are assigned after.
         """
-        outer = keras.src.backend.common.stateless_scope.get_stateless_scope()
         carried = self.non_trainable_variables
+        carried_ids = {id(v) for v in carried}
+        # `.value` read here, outside the loop, is what the enclosing scope maps (or the
+        # variable's own value when there is none).
+        fixed = [(v, v.value) for v in self.variables if id(v) not in carried_ids]
 
         def scan_step(carry, targets):
             (previous, state), values = carry
-            with keras.StatelessScope(list(zip(carried, values))) as scope:
-                if outer is not None:  # trainable values being differentiated, say
-                    scope.state_mapping = {**outer.state_mapping, **scope.state_mapping}
+            with keras.StatelessScope([*fixed, *zip(carried, values)]) as scope:
                 logits, following, state = advance(previous, state, targets)
             updated = [scope.get_current_value(v) for v in carried]
             return ((following, state), updated), logits

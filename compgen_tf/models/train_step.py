@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import functools
 
+import keras
 import tensorflow as tf
 
+from compgen_tf.keras_internals import SkipSymbolicBuild
 from compgen_tf.models.unrolling import unrolled_recurrences
 
 # Every `tf.function` of the library is traced without AutoGraph: its loops are written
@@ -16,7 +18,7 @@ from compgen_tf.models.unrolling import unrolled_recurrences
 AUTOGRAPH = False
 
 
-class TrainStep:
+class TrainStep(SkipSymbolicBuild):
     """A mixin for `keras.Model` task models: `compile` settings and `train_step`.
 
     What it adds to Keras' own step, which a run distributed over replicas needs in order
@@ -30,6 +32,10 @@ class TrainStep:
     - teacher-forcing draws use a stateless seed `(sampling_seed, step · replicas +
       replica)`, one stream per replica, a pure function of the step (so a resumed run
       draws what an uninterrupted one would).
+
+    Its only metric is `loss_tracker` ("loss"), a `keras.metrics.Mean` of its own; `metrics`
+    lists it, so Keras resets it at each epoch and reads the epoch logs from it.
+    Under a strategy, `fit` builds only the optimizer (`compgen_tf.keras_internals`).
 
     A model using it implements `token_loss(data, training, seed) -> (summed loss, token
     count)` for one replica's slice of a batch. `evaluate` reports the same loss without
@@ -50,9 +56,18 @@ class TrainStep:
     # Until `compile` sets them.
     clip_norm, teacher_forcing_ratio, sampling_seed, unroll = None, 1.0, 0, False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # Made here, before the model's own layers: Keras accepts new state only until a
+        # layer is built (and a task model can be built before it is compiled). A metric's
+        # variables are not among the model's weights.
+        self.loss_tracker = keras.metrics.Mean(name="loss")
+
     def compile(self, optimizer="adam", clip_norm=None, teacher_forcing_ratio=1.0,
                 sampling_seed=0, jit_compile=False, unroll=False, **kwargs):
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
+        # A compiled model starts from no loss, as Keras' own tracker does (it makes a new one).
+        self.loss_tracker.reset_state()
         if unroll and self.distribute_strategy.num_replicas_in_sync != 1:
             raise ValueError("unroll traces the step outside the strategy: it needs a "
                              "single replica, got "
@@ -75,11 +90,17 @@ class TrainStep:
     # and never calls them, so the setting is kept as given.
     @property
     def jit_compile(self):
-        return bool(getattr(self, "_jit_compile", False))
+        return bool(getattr(self, "_xla", False))
 
     @jit_compile.setter
     def jit_compile(self, value):
-        self._jit_compile = bool(value)
+        self._xla = bool(value)
+
+    @property
+    def metrics(self):
+        # The loss tracker alone: the train and test steps update no other metric, and
+        # Keras' own loss tracker (which `compile` also makes) is never updated.
+        return [self.loss_tracker]
 
     # Training settings are not part of a saved model: `fit_run` compiles from the run's
     # configuration, and a loaded model translates without being compiled.
@@ -89,23 +110,14 @@ class TrainStep:
     def compile_from_config(self, config):
         pass
 
-    def _maybe_symbolic_build(self, iterator=None, data_batch=None):
-        # Keras' TensorFlow trainer, under a strategy, draws a first batch and all-reduces it
-        # (a MEAN over workers, which fails for integer ids) to build the model and compiled
-        # metrics symbolically. A task model is built at construction, `fit_run` builds the
-        # optimizer, and `train_step` reports its own loss: nothing is left to build.
-        if self.optimizer is not None and not self.optimizer.built:
-            with self.distribute_strategy.scope():
-                self.optimizer.build(self.trainable_variables)
-
     def test_step(self, data):
         context = tf.distribute.get_replica_context()
         summed, tokens = self.token_loss(data, training=False)
         summed = context.all_reduce(tf.distribute.ReduceOp.SUM, summed)
         tokens = tf.cast(context.all_reduce(tf.distribute.ReduceOp.SUM, tokens), summed.dtype)
         # Weighted by the batch's tokens: over a dataset, the loss per token.
-        self._loss_tracker.update_state(summed / tf.maximum(tokens, 1.0), sample_weight=tokens)
-        return {"loss": self._loss_tracker.result()}
+        self.loss_tracker.update_state(summed / tf.maximum(tokens, 1.0), sample_weight=tokens)
+        return {"loss": self.loss_tracker.result()}
 
     def predict_step(self, data):
         return self.predict_ids(data)
@@ -165,10 +177,10 @@ class TrainStep:
         self.optimizer.apply_gradients([(g / replicas, variables[i])
                                         for g, i in zip(summed_gradients, present)])
         loss = context.all_reduce(tf.distribute.ReduceOp.SUM, loss)
-        # Keras reads epoch logs from its loss tracker: the mean training loss of the epoch
+        # Keras reads the epoch logs from `metrics`: the mean training loss of the epoch
         # (a non-finite step makes it non-finite, which ModelSelection reports).
-        self._loss_tracker.update_state(loss)
-        loss = self._loss_tracker.result()
+        self.loss_tracker.update_state(loss)
+        loss = self.loss_tracker.result()
         if isinstance(tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy):
             # Keras reduces a multi-worker step's outputs with a MEAN along axis 0, which a
             # scalar lacks: give it one, the reduction takes it away again.
