@@ -34,7 +34,8 @@ PACKAGES = ("compgen_tf", "tfds_scan")
 LAYERS = (
     ("datasets", ("tfds_scan",)),
     ("base", ("compgen_tf.arguments", "compgen_tf.decoding", "compgen_tf.errors",
-              "compgen_tf.groups", "compgen_tf.lazy", "compgen_tf.resources",
+              "compgen_tf.groups", "compgen_tf.keras_internals", "compgen_tf.lazy",
+              "compgen_tf.resources",
               "compgen_tf.versions", "compgen_tf.vocabulary")),
     ("layers", ("compgen_tf.layers",)),
     ("models", ("compgen_tf.models",)),

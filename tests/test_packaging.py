@@ -46,7 +46,13 @@ def test_the_committed_configurations_are_the_packages_resources():
 def test_the_wheels_package_data_holds_every_configuration_and_the_paper_figures():
     tomllib = pytest.importorskip("tomllib")
     settings = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert "compgen_tf.resources" in settings["packages"]
+    setuptools = pytest.importorskip("setuptools")
+    found = setuptools.find_packages(str(REPO), include=settings["packages"]["find"]["include"])
+    assert "compgen_tf.resources" in found
+    # Every folder of the packages that holds Python modules ships (none forgotten in a list).
+    assert sorted(found) == sorted(
+        ".".join(init.parent.relative_to(REPO).parts)
+        for package in ("compgen_tf", "tfds_scan") for init in (REPO / package).rglob("__init__.py"))
     patterns = settings["package-data"]["compgen_tf.resources"]
     data = [path.relative_to(PACKAGE / "resources").as_posix()
             for path in files_under(PACKAGE / "resources") if path.suffix == ".json"]
