@@ -147,7 +147,8 @@ def build_model(name: str, model_args: dict, source_words, target_words, train_c
     if train_commands is not None and hasattr(cls, "data_arguments"):
         model_args = cls.data_arguments(model_args, list(train_commands))
     try:
-        return cls(source_words, target_words, **{"command_grammar": "scan", **model_args})
+        return cls.from_words(source_words, target_words,
+                              **{"command_grammar": "scan", **model_args})
     except TypeError as error:
         raise ValueError(f"bad model_args for {name!r} ({cls.__name__}): {error}") from error
 

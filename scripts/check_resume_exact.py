@@ -47,7 +47,7 @@ def train(run_dir: Path, config: dict, steps: int, every: int, stop_after: int |
     from compgen_tf.models import SyntacticAttention
     from compgen_tf.training.data import encode_split
     from compgen_tf.training.fit import fit_split
-    from compgen_tf.vocabulary import Vocabulary
+    from compgen_tf.models.preprocessor import vocabulary_words
 
     class StopAfter(keras.callbacks.Callback):
         def on_train_batch_end(self, batch, logs=None):
@@ -57,8 +57,8 @@ def train(run_dir: Path, config: dict, steps: int, every: int, stop_after: int |
     examples = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
                 if len(c.split()) <= 3]
     keras.utils.set_random_seed(0)
-    model = SyntacticAttention(Vocabulary.from_texts(c for c, _ in examples).words,
-                               Vocabulary.from_texts(a for _, a in examples).words,
+    model = SyntacticAttention.from_words(vocabulary_words(c for c, _ in examples),
+                               vocabulary_words(a for _, a in examples),
                                dropout=config["model_args"].get("dropout", 0.0), **SMALL_MODEL)
     split = encode_split(model, examples)
     # Every run trains all `steps` updates: no early stop (patience, an unreachable target).

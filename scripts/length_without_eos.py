@@ -43,7 +43,7 @@ from compgen_tf.training.data import encode_split  # noqa: E402
 from compgen_tf.training.batches import SplitBatches  # noqa: E402
 from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_run, training_settings  # noqa: E402
 from compgen_tf.training.losses import token_cross_entropy  # noqa: E402
-from compgen_tf.vocabulary import EOS_ID, PAD_ID  # noqa: E402
+from compgen_tf.tokens import EOS_ID, PAD_ID  # noqa: E402
 from length_oracle_decoding import decode_with_length  # noqa: E402
 from script_output import emit  # noqa: E402
 
@@ -121,7 +121,7 @@ def main(argv=None) -> int:
                 for part in ("train", "fit", "validation", "test")}
     source, target = vocabularies(examples["train"])
     keras.utils.set_random_seed(seed)
-    model = registry.build_model(args.model, config["model_args"], source.words, target.words,
+    model = registry.build_model(args.model, config["model_args"], source, target,
                                  train_commands=[c for c, _ in examples["train"]])
     without_eos_loss(model)
     validation = examples["validation"]

@@ -12,7 +12,7 @@ from compgen_tf.models.initialization import (check_weight_initialization, dense
                                               lstm_initializers)
 from compgen_tf.models.lstm_inference import bidirectional_lstm
 from compgen_tf.models.recurrent_decoder import BLOCKED_LOGIT, RecurrentDecoder
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS
+from compgen_tf.tokens import EOS_ID, PAD_ID, SOS_ID, SPECIAL_TOKENS
 
 _FLAGS = ("sequential_semantics", "syntax_action", "nonlinear_semantics")
 
