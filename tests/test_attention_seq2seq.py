@@ -4,7 +4,7 @@ import pytest
 import tensorflow as tf
 
 from compgen_tf.models import AttentionSeq2Seq
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, UnknownTokenError
+from compgen_tf.models.preprocessor import EOS_ID, PAD_ID, UnknownTokenError
 
 SOURCE = ["after", "jump", "left", "twice", "walk"]
 TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
@@ -14,7 +14,7 @@ def make_model(**kwargs):
     keras.utils.set_random_seed(1)
     args = dict(embedding_dim=8, hidden_units=8, dropout=0.0, max_output_length=12)
     args.update(kwargs)
-    return AttentionSeq2Seq(SOURCE, TARGET, **args)
+    return AttentionSeq2Seq.from_words(SOURCE, TARGET, **args)
 
 
 def test_encode_commands_ids_and_errors():
@@ -80,7 +80,7 @@ def test_save_load_round_trip(tmp_path):
     assert loaded.translate(commands) == before
     for a, b in zip(model.weights, loaded.weights):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
-    assert loaded.get_config()["hidden_units"] == 8
+    assert loaded.backbone.get_config()["hidden_units"] == 8
 
 
 def test_translate_rejects_bad_input_clearly():

@@ -7,7 +7,7 @@ import pytest
 from keras import ops
 
 from compgen_tf import registry
-from compgen_tf.vocabulary import EOS_ID
+from compgen_tf.tokens import EOS_ID
 
 spec = importlib.util.spec_from_file_location("oracle", "scripts/length_oracle_decoding.py")
 oracle = importlib.util.module_from_spec(spec)

@@ -206,8 +206,10 @@ class Seq2SeqModel(TrainStep, keras.Model):
             return None
         head = self.length_head
         l1 = getattr(head.offset_regularizer, "l1", 0.0) if head.offset_regularizer else 0.0
+        # The regularizer keeps its factor in float32: the shortest decimal of that float32
+        # is the value it was given (1e-3, not 0.0010000000474974513).
         return {"state_size": head.state_size, "go_backwards": head.go_backwards,
-                "offset_l1": float(l1), "loss_weight": self.length_loss_weight}
+                "offset_l1": float(str(np.float32(l1))), "loss_weight": self.length_loss_weight}
 
     # ----------------------------------------------------------------- network
     @property
