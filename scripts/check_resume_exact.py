@@ -57,9 +57,9 @@ def train(run_dir: Path, config: dict, steps: int, every: int, stop_after: int |
     examples = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
                 if len(c.split()) <= 3]
     keras.utils.set_random_seed(0)
-    model = SyntacticAttention.from_words(vocabulary_words(c for c, _ in examples),
-                               vocabulary_words(a for _, a in examples),
-                               dropout=config["model_args"].get("dropout", 0.0), **SMALL_MODEL)
+    model = SyntacticAttention.from_words(
+        vocabulary_words(c for c, _ in examples), vocabulary_words(a for _, a in examples),
+        dropout=config["model_args"].get("dropout", 0.0), **SMALL_MODEL)
     split = encode_split(model, examples)
     # Every run trains all `steps` updates: no early stop (patience, an unreachable target).
     settings = dict(config["training"], max_steps=steps, eval_every=2 * every,

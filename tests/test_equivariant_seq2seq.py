@@ -164,8 +164,8 @@ def test_learns_add_jump_in_miniature(tmp_path):
     keras.utils.set_random_seed(0)
     model = EquivariantSeq2Seq.from_words(vocabulary_words(c for c, _ in train),
                                           vocabulary_words(a for _, a in train),
-                               symmetry="verb", embedding_dim=8, hidden_units=8,
-                               max_output_length=12)
+                                          symmetry="verb", embedding_dim=8, hidden_units=8,
+                                          max_output_length=12)
     split = encode_split(model, train)
     settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 600,
                 "eval_every": 25, "checkpoint_every": 1000, "patience": 100,

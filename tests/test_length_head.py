@@ -240,8 +240,8 @@ def test_learns_a_miniature_length_split_better_than_the_baseline(tmp_path):
         keras.utils.set_random_seed(0)
         model = model_class.from_words(vocabulary_words(c for c, _ in train),
                                        vocabulary_words(a for _, a in train),
-                            embedding_dim=16, hidden_units=16, dropout=0.0,
-                            max_output_length=16)
+                                       embedding_dim=16, hidden_units=16, dropout=0.0,
+                                       max_output_length=16)
         if name == "counting":
             source = model.encode_commands(tf.constant([c for c, _ in train]))[0].numpy()
             model.fit_length_head(source, [len(a.split()) for _, a in train], steps=3000,

@@ -591,8 +591,8 @@ def tiny_scan_model(**kwargs):
     source = vocabulary_words(c for c, _ in EXAMPLES)
     target = vocabulary_words(a for _, a in EXAMPLES)
     return SyntacticAttention.from_words(source, target, semantic_dim=16,
-                              syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
-                              dropout=0.0, max_output_length=12, **kwargs)
+                                         syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
+                                         dropout=0.0, max_output_length=12, **kwargs)
 
 
 # The options together in one run: each run costs a trace and hundreds of steps.

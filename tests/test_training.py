@@ -24,7 +24,7 @@ def make_model():
     source = vocabulary_words(c for c, _ in EXAMPLES)
     target = vocabulary_words(a for _, a in EXAMPLES)
     return AttentionSeq2Seq.from_words(source, target, embedding_dim=16, hidden_units=16,
-                            dropout=0.1, max_output_length=12)
+                                       dropout=0.1, max_output_length=12)
 
 
 def run(run_dir, max_steps, callbacks=(), **overrides):

@@ -64,8 +64,8 @@ def test_a_run_with_unrolled_steps_trains_as_one_with_loops(tmp_path):
     for unroll in (False, True):
         keras.utils.set_random_seed(0)
         model = SyntacticAttention.from_words(*vocabularies(), dropout=0.0, max_output_length=12,
-                                   semantic_dim=8, syntax_embedding_dim=8, syntax_units=8,
-                                   encoder_units=8)
+                                              semantic_dim=8, syntax_embedding_dim=8,
+                                              syntax_units=8, encoder_units=8)
         split = encode_split(model, EXAMPLES)
         fit_split(model, {"batch_size": 16, "learning_rate": 0.01, "max_steps": 6,
                           "eval_every": 3, "patience": 100, "jit_compile": False,
@@ -94,8 +94,8 @@ def test_each_batch_shape_gets_one_trace_and_no_retracing_warning(caplog):
     """Six shapes are six tf.functions traced once each: TensorFlow must not warn of
     "retracing" (it counts the traces of one code object together)."""
     model = SyntacticAttention.from_words(*vocabularies(), dropout=0.0, max_output_length=12,
-                               semantic_dim=4, syntax_embedding_dim=4, syntax_units=4,
-                               encoder_units=4)
+                                          semantic_dim=4, syntax_embedding_dim=4, syntax_units=4,
+                                          encoder_units=4)
     model.compile(optimizer=keras.optimizers.SGD(0.1), unroll=True)
     model.optimizer.build(model.trainable_variables)
     train_function = model.make_train_function()

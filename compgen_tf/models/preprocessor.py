@@ -50,7 +50,9 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
     """Commands and actions to token ids and back, with TensorFlow ops only.
 
     The same code runs in a `tf.data` pipeline, in `translate` and inside an exported
-    SavedModel. It is a model's one vocabulary. Ids follow `compgen_tf.tokens`: 0 `<pad>`, 1 `<unk>`, 2 `<sos>`,
+    SavedModel. It is a model's one vocabulary, and the one source of its per-command
+    errors (`check_commands` raises on the Python side what `encode_commands` reports per
+    row). Ids follow `compgen_tf.tokens`: 0 `<pad>`, 1 `<unk>`, 2 `<sos>`,
     3 `<eos>`, then the words in the given order (`keras.layers.StringLookup` with
     `<pad>` as mask token and `<unk>` as OOV token; an inverted lookup decodes).
     Invalid input never raises here: each row gets an error string instead.

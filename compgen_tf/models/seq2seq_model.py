@@ -181,6 +181,15 @@ class Seq2SeqModel(TrainStep, keras.Model):
     @classmethod
     def from_config(cls, config):
         config = dict(config)
+        if "source_words" in config:
+            # A model saved before tasks took their parts (compgen_tf 0.2.0) lists every
+            # constructor argument flat: `from_words` takes them as they are. The weights
+            # keep their paths, so its `.keras` file loads into the new structure.
+            trainable = config.pop("trainable", True)
+            config.pop("dtype", None)
+            model = cls.from_words(**config)
+            model.trainable = trainable
+            return model
         for key in ("backbone", "preprocessor", "length_head"):
             if isinstance(config.get(key), dict):
                 config[key] = keras.saving.deserialize_keras_object(config[key])
