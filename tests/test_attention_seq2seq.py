@@ -152,3 +152,14 @@ def test_backbone_takes_and_saves_its_dtype_and_the_task_is_given_its_parts(tmp_
         AttentionSeq2Seq(backbone, "words")
     with pytest.raises(ValueError, match="max_output_length must be positive, got 0"):
         AttentionSeq2Seq(backbone, preprocessor, max_output_length=0)
+
+
+def test_parts_of_other_vocabularies_are_refused():
+    from compgen_tf.models import AttentionSeq2SeqBackbone, Seq2SeqPreprocessor
+
+    preprocessor = Seq2SeqPreprocessor(SOURCE, TARGET)
+    backbone = AttentionSeq2SeqBackbone(len(SOURCE) + 5, len(TARGET) + 4, embedding_dim=4,
+                                        hidden_units=4)
+    with pytest.raises(ValueError, match="the backbone's source vocabulary has 10 tokens, the "
+                                         "preprocessor's 9"):
+        AttentionSeq2Seq(backbone, preprocessor)

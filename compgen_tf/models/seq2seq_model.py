@@ -84,6 +84,15 @@ class Seq2SeqModel(TrainStep, keras.Model):
         if length_head is not None and not isinstance(length_head, WeightedAutomaton):
             raise ValueError("length_head must be None or a WeightedAutomaton over the source "
                              f"ids, got {length_head!r}")
+        sizes = {"backbone's source": getattr(backbone, "source_vocabulary_size", None),
+                 "backbone's target": getattr(backbone, "target_vocabulary_size", None),
+                 "length head's source": getattr(length_head, "vocabulary_size", None)}
+        for part, size in sizes.items():
+            side = part.rsplit(" ", 1)[1]
+            expected = getattr(preprocessor, f"{side}_vocabulary_size")
+            if size is not None and size != expected:
+                raise ValueError(f"the {part} vocabulary has {size} tokens, the preprocessor's "
+                                 f"{expected}")
         self.max_output_length = int(max_output_length)
         self.length_loss_weight = _non_negative("length_loss_weight", length_loss_weight)
         # The attributes in this order: the order of the model's weights (that of the
