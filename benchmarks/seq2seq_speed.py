@@ -34,7 +34,7 @@ load_config = module("compgen_tf.experiments.config").load_config
 encode_split = module("compgen_tf.training.data").encode_split
 split_examples = module("compgen_tf.experiments.scan").split_examples
 from compgen_tf.versions import package_versions  # noqa: E402
-from compgen_tf.vocabulary import Vocabulary  # noqa: E402
+from compgen_tf.models.preprocessor import vocabulary_words  # noqa: E402
 
 
 def median_rate(fn, items_per_call, repeats, calls):
@@ -64,8 +64,8 @@ def main(argv=None):
     config = load_config(config_path(args.model, args.split))
     keras.utils.set_random_seed(0)
     train = split_examples(args.split, "train", config["data"])
-    source = Vocabulary.from_texts(c for c, _ in train)
-    target = Vocabulary.from_texts(a for _, a in train)
+    source = vocabulary_words(c for c, _ in train)
+    target = vocabulary_words(a for _, a in train)
     result = {"benchmark": "seq2seq_speed",
               "command": "python benchmarks/seq2seq_speed.py " + shlex.join(argv),
               "model": args.model, "split": args.split,
@@ -73,7 +73,7 @@ def main(argv=None):
               "cpu_count": os.cpu_count(), "versions": package_versions()}
     rng = np.random.default_rng(0)
     for jit in (False, True):
-        model = registry.build_model(args.model, config["model_args"], source.words, target.words)
+        model = registry.build_model(args.model, config["model_args"], source, target)
         fit = encode_split(model, train)
         batch = rng.choice(len(fit), args.batch_size, replace=False)
         # Fixed padded shapes: the longest command and action sequence of the split.
@@ -89,7 +89,7 @@ def main(argv=None):
                            args.repeats, args.steps)
         result[f"train_examples_per_s_{'xla' if jit else 'no_xla'}"] = rate
 
-    model = registry.build_model(args.model, config["model_args"], source.words, target.words)
+    model = registry.build_model(args.model, config["model_args"], source, target)
     commands = tf.constant(fit.source_ids[:args.decode_batch_size])
     for jit in (False, True):
         decode = tf.function(model.greedy_decode, jit_compile=jit)

@@ -20,7 +20,7 @@ from compgen_tf.lazy import lazy_attributes
 from compgen_tf.versions import __version__
 
 _LAZY = {"AttentionSeq2Seq": "compgen_tf.models", "Seq2SeqModel": "compgen_tf.models",
-         "UnknownTokenError": "compgen_tf.vocabulary", "Vocabulary": "compgen_tf.vocabulary"}
+         "UnknownTokenError": "compgen_tf.models.preprocessor"}
 __all__ = sorted(_LAZY) + ["__version__"]
 __getattr__ = lazy_attributes(__name__, _LAZY)
 

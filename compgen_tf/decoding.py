@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from keras import ops
 
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID, SOS_ID
 
 # The logit of a token that must not be chosen (and the score of a position that must not be
 # attended to).

@@ -145,7 +145,7 @@ def build_meta_model(task: str, model_args: dict) -> MetaSeq2Seq:
     """A `MetaSeq2Seq` with the vocabularies of the episode task `task`."""
     words, actions = episodes.vocabularies(task)
     try:
-        return MetaSeq2Seq(words, actions, **model_args)
+        return MetaSeq2Seq.from_words(words, actions, **model_args)
     except TypeError as error:
         raise ValueError(f"bad model_args for 'meta_seq2seq': {error}") from error
 
@@ -191,7 +191,8 @@ def build_model(name: str, model_args: dict, source_words, target_words, train_c
     if train_commands is not None and hasattr(cls, "data_arguments"):
         model_args = cls.data_arguments(model_args, list(train_commands))
     try:
-        return cls(source_words, target_words, **{"command_grammar": "scan", **model_args})
+        return cls.from_words(source_words, target_words,
+                              **{"command_grammar": "scan", **model_args})
     except TypeError as error:
         raise ValueError(f"bad model_args for {name!r} ({cls.__name__}): {error}") from error
 

@@ -26,7 +26,7 @@ from compgen_tf import models
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
                                KeyValueMemory, StackLSTMCell, WeightedAutomaton)
-from compgen_tf.vocabulary import EOS_ID, SOS_ID
+from compgen_tf.tokens import EOS_ID, SOS_ID
 
 SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "jump", "look", "run", "walk", "twice", "and"]
 TARGET = ["<pad>", "<unk>", "<sos>", "<eos>", "I_JUMP", "I_LOOK", "I_RUN", "I_WALK"]

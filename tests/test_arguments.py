@@ -32,4 +32,4 @@ def test_rate_names_the_argument(value):
 @pytest.mark.parametrize("model_class", [AttentionSeq2Seq, MetaSeq2Seq])
 def test_models_reject_fractional_sizes_instead_of_truncating(model_class):
     with pytest.raises(ValueError, match="hidden_units must be a positive integer, got 2.5"):
-        model_class(["walk"], ["I_WALK"], hidden_units=2.5)
+        model_class.from_words(["walk"], ["I_WALK"], hidden_units=2.5)

@@ -19,7 +19,7 @@ import tensorflow as tf
 from compgen_tf.training.distribute import StrategyError, make_strategy
 from compgen_tf.training.batches import pad_to_replicas
 from compgen_tf.models.losses import masked_cross_entropy
-from compgen_tf.vocabulary import EOS_ID, PAD_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID
 
 ROOT = Path(__file__).resolve().parents[1]
 # Deterministic settings (no dropout, full teacher forcing) so that runs can be compared
@@ -61,11 +61,10 @@ def _initial_weights(run_dir):
     import keras
 
     from compgen_tf import registry
-    from compgen_tf.vocabulary import Vocabulary
 
     config = json.loads((Path(run_dir) / "config.json").read_text())
     keras.utils.set_random_seed(config["seed"])
-    words = [Vocabulary.load(Path(run_dir) / f"{side}_vocabulary.json").words
+    words = [json.loads((Path(run_dir) / f"{side}_vocabulary.json").read_text())["words"]
              for side in ("source", "target")]
     model = registry.build_model(config["model"], config["model_args"], *words)
     model.build()

@@ -7,7 +7,7 @@ import tfds_scan
 from compgen_tf import registry
 from compgen_tf.groups import check_equivariance, ids_transform, scores_transform
 from compgen_tf.models import EquivariantSeq2Seq
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.tokens import PAD_ID
 
 SOURCE = sorted({w for c in tfds_scan.all_commands() for w in c.split()})
 TARGET = ["I_JUMP", "I_LOOK", "I_RUN", "I_TURN_LEFT", "I_TURN_RIGHT", "I_WALK"]
@@ -19,13 +19,13 @@ def make_model(symmetry="verb+direction", seed=0, **kwargs):
     keras.utils.set_random_seed(seed)
     args = dict(embedding_dim=6, hidden_units=5, max_output_length=20)
     args.update(kwargs)
-    return EquivariantSeq2Seq(SOURCE, TARGET, symmetry=symmetry, **args)
+    return EquivariantSeq2Seq.from_words(SOURCE, TARGET, symmetry=symmetry, **args)
 
 
 def transforms(model):
     symmetry = model.symmetry
-    inputs = symmetry.input_action.on_vocabulary(model.source_vocabulary.tokens)
-    outputs = symmetry.output_action.on_vocabulary(model.target_vocabulary.tokens)
+    inputs = symmetry.input_action.on_vocabulary(model.preprocessor.source_vocabulary)
+    outputs = symmetry.output_action.on_vocabulary(model.preprocessor.target_vocabulary)
     return inputs, outputs
 
 
@@ -146,7 +146,7 @@ def test_constructor_validates(kwargs, message):
 
 def test_symmetry_words_must_be_in_the_vocabulary():
     with pytest.raises(ValueError, match="not in the vocabulary"):
-        EquivariantSeq2Seq(["walk", "twice"], ["I_WALK"], symmetry="verb")
+        EquivariantSeq2Seq.from_words(["walk", "twice"], ["I_WALK"], symmetry="verb")
 
 
 def test_learns_add_jump_in_miniature(tmp_path):
@@ -155,17 +155,17 @@ def test_learns_add_jump_in_miniature(tmp_path):
     from compgen_tf.training.data import encode_split
     from compgen_tf.training.callbacks import BEST_MODEL
     from compgen_tf.training.fit import fit_split
-    from compgen_tf.vocabulary import Vocabulary
+    from compgen_tf.models.preprocessor import vocabulary_words
 
     short = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
              if len(c.split()) <= 3]
     train = [(c, a) for c, a in short if "jump" not in c.split() or c == "jump"]
     held_out = [(c, a) for c, a in short if "jump" in c.split() and c != "jump"]
     keras.utils.set_random_seed(0)
-    model = EquivariantSeq2Seq(Vocabulary.from_texts(c for c, _ in train).words,
-                               Vocabulary.from_texts(a for _, a in train).words,
-                               symmetry="verb", embedding_dim=8, hidden_units=8,
-                               max_output_length=12)
+    model = EquivariantSeq2Seq.from_words(vocabulary_words(c for c, _ in train),
+                                          vocabulary_words(a for _, a in train),
+                                          symmetry="verb", embedding_dim=8, hidden_units=8,
+                                          max_output_length=12)
     split = encode_split(model, train)
     settings = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0, "max_steps": 600,
                 "eval_every": 25, "checkpoint_every": 1000, "patience": 100,

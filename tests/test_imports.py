@@ -36,7 +36,7 @@ LAYERS = (
     ("base", ("compgen_tf.arguments", "compgen_tf.decoding", "compgen_tf.errors",
               "compgen_tf.groups", "compgen_tf.keras_internals", "compgen_tf.lazy",
               "compgen_tf.resources",
-              "compgen_tf.versions", "compgen_tf.vocabulary")),
+              "compgen_tf.tokens", "compgen_tf.versions")),
     ("layers", ("compgen_tf.layers",)),
     ("models", ("compgen_tf.models",)),
     ("training", ("compgen_tf.training",)),
@@ -285,9 +285,9 @@ def _fail_on(messages):
 
 def test_the_graph_sees_imports_inside_functions_and_relative_ones():
     modules, edges = import_graph()
-    # compgen_tf/models/preprocessor.py imports the vocabulary at the top; the registry
+    # compgen_tf/models/preprocessor.py imports the token ids at the top; the registry
     # imports tfds_scan inside functions.
-    assert "compgen_tf.vocabulary" in {t for t, _, _ in edges["compgen_tf.models.preprocessor"]}
+    assert "compgen_tf.tokens" in {t for t, _, _ in edges["compgen_tf.models.preprocessor"]}
     assert "tfds_scan" in {t for t, _, _ in edges["compgen_tf.registry"]}
     assert all(layer_of(name) is not None for name in modules if name.startswith("compgen_tf"))
 

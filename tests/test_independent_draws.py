@@ -35,10 +35,10 @@ def test_a_fresh_initializer_draws_anew_unless_seeded():
 
 def test_syntactic_attention_tables_and_boundaries_are_independent():
     keras.utils.set_random_seed(0)
-    model = SyntacticAttention(["jump", "walk", "twice"], ["I_JUMP", "I_WALK"],
-                               semantic_dim=12, syntax_embedding_dim=10, syntax_units=6,
-                               encoder_units=6, embeddings_initializer=NORMAL,
-                               max_output_length=8)
+    model = SyntacticAttention.from_words(["jump", "walk", "twice"], ["I_JUMP", "I_WALK"],
+                                          semantic_dim=12, syntax_embedding_dim=10, syntax_units=6,
+                                          encoder_units=6, embeddings_initializer=NORMAL,
+                                          max_output_length=8)
     # The functional backbone is built when made: its weights exist.
     backbone = model.backbone
     assert differ(backbone.syntax_shift.sos_syntax, backbone.syntax_shift.eos_syntax)
@@ -51,7 +51,7 @@ def test_syntactic_attention_tables_and_boundaries_are_independent():
 def test_meta_seq2seq_input_and_output_tables_are_independent():
     keras.utils.set_random_seed(0)
     words, actions = episodes.vocabularies("add_jump_augmentation")
-    model = MetaSeq2Seq(words, actions, embedding_dim=8, hidden_units=8, num_layers=1)
+    model = MetaSeq2Seq.from_words(words, actions, embedding_dim=8, hidden_units=8, num_layers=1)
     model.build()
     backbone = model.backbone
     assert differ(backbone.get_layer("input_embedding").embeddings,

@@ -66,8 +66,8 @@ def test_a_task_model_reports_only_its_own_loss_tracker():
     from compgen_tf.training.data import encode_split
 
     keras.utils.set_random_seed(0)
-    task = AttentionSeq2Seq(["jump", "twice"], ["I_JUMP"], embedding_dim=4, hidden_units=4,
-                            max_output_length=4)
+    task = AttentionSeq2Seq.from_words(["jump", "twice"], ["I_JUMP"], embedding_dim=4,
+                                       hidden_units=4, max_output_length=4)
     task.translate(["jump"])  # built before it is compiled: the tracker exists already
     task.compile(optimizer=keras.optimizers.Adam(0.01))
     assert task.metrics == [task.loss_tracker] and task.metrics_names == ["loss"]

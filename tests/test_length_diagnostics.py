@@ -7,7 +7,7 @@ from keras import ops
 
 from compgen_tf import registry
 from compgen_tf.analysis import length_oracle as oracle
-from compgen_tf.vocabulary import EOS_ID
+from compgen_tf.tokens import EOS_ID
 
 
 def test_decoding_with_the_true_length_emits_exactly_that_many_actions():

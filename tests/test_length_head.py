@@ -9,7 +9,7 @@ from keras import ops
 from compgen_tf.decoding import GreedySampler
 from compgen_tf.models import AttentionSeq2Seq, CountingSeq2Seq
 from compgen_tf.models.losses import token_cross_entropy
-from compgen_tf.vocabulary import EOS_ID, PAD_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID
 
 SOURCE = ["after", "jump", "left", "twice", "walk"]
 TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
@@ -20,7 +20,7 @@ def make_model(**kwargs):
     args = dict(embedding_dim=8, hidden_units=8, dropout=0.0, max_output_length=12,
                 length_head={"state_size": 2})
     args.update(kwargs)
-    return AttentionSeq2Seq(SOURCE, TARGET, **args)
+    return AttentionSeq2Seq.from_words(SOURCE, TARGET, **args)
 
 
 def count_words(model):
@@ -95,7 +95,7 @@ def test_loss_leaves_out_eos_and_adds_the_squared_length_error():
 
 def test_config_and_saved_model_round_trip(tmp_path):
     model = make_model(length_head={"state_size": 2, "go_backwards": False, "offset_l1": 1e-3})
-    assert model.get_config()["length_head"] == {
+    assert model.length_head_args == {
         "state_size": 2, "go_backwards": False, "offset_l1": 1e-3, "loss_weight": 1.0}
     assert len(model.losses) == 1  # the offsets' L1 penalty
     model.save(tmp_path / "model.keras")
@@ -105,6 +105,7 @@ def test_config_and_saved_model_round_trip(tmp_path):
                                   model.predicted_lengths(source).numpy())
     assert loaded.translate(["jump left twice", "walk"]) == model.translate(
         ["jump left twice", "walk"])
+    assert make_model(length_head=None).length_head_args is None
     assert make_model(length_head=None).get_config()["length_head"] is None
 
 
@@ -135,7 +136,7 @@ def test_count_input_reads_the_actions_left_counted_down_from_the_length():
         decoder.greedy(memory, 6)
     decoder.step = step
     assert [len(t.split()) for t in model.translate(["jump twice", "walk left twice"])] == [2, 3]
-    assert model.get_config()["count_input"] is True
+    assert model.backbone.get_config()["count_input"] is True
     for options in ({"count_input": True}, {"count_attention": True}):
         with pytest.raises(ValueError, match="count_input and count_attention need a length"):
             make_model(length_head=None, **options)
@@ -157,7 +158,7 @@ def test_count_attention_and_cap_round_trip_and_change_the_attention(tmp_path):
     assert np.abs(after - before).max() > 1e-3  # the count moves the attention
     model.save(tmp_path / "model.keras")
     loaded = keras.saving.load_model(tmp_path / "model.keras")
-    config = loaded.get_config()
+    config = loaded.backbone.get_config()
     assert (config["count_attention"], config["count_cap"], config["count_input"]) == (
         True, 2.0, False)
     np.testing.assert_allclose(loaded.attention_weights(source)[1].numpy(), after, atol=1e-6)
@@ -223,7 +224,7 @@ def test_learns_a_miniature_length_split_better_than_the_baseline(tmp_path):
     import tfds_scan
     from compgen_tf.training.fit import fit_split
     from compgen_tf.training.data import encode_split
-    from compgen_tf.vocabulary import Vocabulary
+    from compgen_tf.models.preprocessor import vocabulary_words
 
     words = {"jump", "walk", "run", "look", "twice", "thrice", "and"}
     pairs = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
@@ -237,10 +238,10 @@ def test_learns_a_miniature_length_split_better_than_the_baseline(tmp_path):
     scores = {}
     for name, model_class in (("counting", CountingSeq2Seq), ("free", AttentionSeq2Seq)):
         keras.utils.set_random_seed(0)
-        model = model_class(Vocabulary.from_texts(c for c, _ in train).words,
-                            Vocabulary.from_texts(a for _, a in train).words,
-                            embedding_dim=16, hidden_units=16, dropout=0.0,
-                            max_output_length=16)
+        model = model_class.from_words(vocabulary_words(c for c, _ in train),
+                                       vocabulary_words(a for _, a in train),
+                                       embedding_dim=16, hidden_units=16, dropout=0.0,
+                                       max_output_length=16)
         if name == "counting":
             source = model.encode_commands(tf.constant([c for c, _ in train]))[0].numpy()
             model.fit_length_head(source, [len(a.split()) for _, a in train], steps=3000,

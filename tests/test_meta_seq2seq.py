@@ -28,7 +28,7 @@ TRAIN_SETTINGS = ["model_args.embedding_dim=64", "model_args.hidden_units=64",
 def _model(task="add_jump_augmentation", **kwargs):
     words, actions = episodes.vocabularies(task)
     keras.utils.set_random_seed(0)
-    model = MetaSeq2Seq(words, actions, **{**TINY, **kwargs})
+    model = MetaSeq2Seq.from_words(words, actions, **{**TINY, **kwargs})
     model.build()
     return model
 
@@ -124,9 +124,9 @@ def test_standard_seq2seq_ignores_the_support_set(tmp_path):
 def test_bad_arguments_and_inputs():
     words, actions = episodes.vocabularies("mutual_exclusivity")
     with pytest.raises(ValueError, match="hidden_units"):
-        MetaSeq2Seq(words, actions, hidden_units=0)
+        MetaSeq2Seq.from_words(words, actions, hidden_units=0)
     with pytest.raises(ValueError, match="dropout"):
-        MetaSeq2Seq(words, actions, dropout=1.0)
+        MetaSeq2Seq.from_words(words, actions, dropout=1.0)
     model = _model("mutual_exclusivity")
     with pytest.raises(ValueError, match="as many support actions"):
         model.translate_episode(["dax"], [], ["dax"])
@@ -382,5 +382,5 @@ def test_decoder_cell_state_can_start_at_the_last_context(tmp_path):
             plain.backbone.encode(*_arrays(plain, _episode())[:3])):
         assert not np.any(np.asarray(c))
     authors.save(tmp_path / "model.keras")
-    assert keras.saving.load_model(tmp_path / "model.keras").get_config()[
+    assert keras.saving.load_model(tmp_path / "model.keras").backbone.get_config()[
         "decoder_cell_from_context"] is True

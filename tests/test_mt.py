@@ -12,7 +12,7 @@ from compgen_tf.experiments.scan import train_run
 from compgen_tf.models.syntactic_attention.syntactic_attention import SyntacticAttention
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.fit import fit_split
-from compgen_tf.vocabulary import Vocabulary
+from compgen_tf.models.preprocessor import vocabulary_words
 from tfds_scan import mt
 
 TINY = dict(semantic_dim=16, syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
@@ -24,10 +24,10 @@ def test_syntactic_attention_learns_french_pairs_and_serves_them(tmp_path):
     # source sentence (the file translates some sentences two ways).
     pairs = list({s: (s, t) for s, t in mt.mt_examples("mt_fra_eng")["train"]
                   if len(s.split()) <= 4}.values())[:12]
-    source = Vocabulary.from_texts(s for s, _ in pairs)
-    target = Vocabulary.from_texts(t for _, t in pairs)
+    source = vocabulary_words(s for s, _ in pairs)
+    target = vocabulary_words(t for _, t in pairs)
     keras.utils.set_random_seed(0)
-    model = SyntacticAttention(source.words, target.words, max_output_length=8, **TINY)
+    model = SyntacticAttention.from_words(source, target, max_output_length=8, **TINY)
     split = encode_split(model, pairs)
     settings = {"batch_size": 12, "learning_rate": 0.03, "clip_norm": 5.0, "max_steps": 600,
                 "eval_every": 25, "checkpoint_every": 1000, "patience": 100,

@@ -9,8 +9,9 @@ from compgen_tf.reporting.plot_attention import attention_map, plot_attention
 @pytest.fixture(scope="module")
 def model():
     keras.utils.set_random_seed(0)
-    return AttentionSeq2Seq(["after", "jump", "left", "twice", "walk"], ["I_JUMP", "I_WALK"],
-                            embedding_dim=4, hidden_units=4, max_output_length=7)
+    return AttentionSeq2Seq.from_words(["after", "jump", "left", "twice", "walk"],
+                                       ["I_JUMP", "I_WALK"], embedding_dim=4, hidden_units=4,
+                                       max_output_length=7)
 
 
 def test_attention_rows_are_distributions_over_the_input(model):

@@ -1,12 +1,16 @@
-"""`Seq2SeqPreprocessor`: the ids and per-row errors of odd inputs, row by row and in a batch."""
+"""`Seq2SeqPreprocessor`, the one vocabulary: its layout, the ids and per-row errors of odd
+inputs, row by row and in a batch, and the errors it raises on the Python side."""
+
+import json
 
 import numpy as np
 import pytest
 import tensorflow as tf
 
-from compgen_tf.models.preprocessor import Seq2SeqPreprocessor
+from compgen_tf.models.preprocessor import (SPECIAL_TOKENS, Seq2SeqPreprocessor,
+                                            UnknownTokenError, vocabulary_words)
 from tfds_scan import grammar
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID, SOS_ID
 
 WORDS = ["jump", "left", "twice", "walk"]  # ids 4, 5, 6, 7
 ACTIONS = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]  # ids 4, 5, 6
@@ -89,3 +93,62 @@ def test_decode_actions_stops_at_the_first_eos_and_skips_specials():
         "I_JUMP I_WALK", "I_JUMP I_TURN_LEFT", "I_WALK I_WALK I_WALK I_WALK I_WALK", "",
         "<unk> I_JUMP"]
     assert finished.numpy().tolist() == [True, True, False, True, True]
+
+
+# What the Python `Vocabulary` (compgen_tf/vocabulary.py, gone) asserted, now of the preprocessor.
+def test_layout_specials_first_then_sorted_words():
+    words = vocabulary_words(["walk twice", "jump"])
+    layer = Seq2SeqPreprocessor(words, words)
+    assert layer.source_vocabulary == list(SPECIAL_TOKENS) + ["jump", "twice", "walk"]
+    assert layer.source_vocabulary_size == 7
+    ids, _ = layer.encode_commands(tf.constant(["walk twice"]))
+    assert ids.numpy().tolist() == [[6, 5, EOS_ID]]
+    assert [layer.source_id(w) for w in ("walk", "twice")] == [6, 5]
+    actions, _ = layer.decode_actions(tf.constant([[6, 5, EOS_ID, 4], [4, PAD_ID, 4, PAD_ID]]))
+    assert [a.decode() for a in actions.numpy()] == ["walk twice", "jump jump"]
+
+
+def test_unknown_word_error_names_word_and_vocabulary():
+    layer = Seq2SeqPreprocessor(vocabulary_words(["walk"]), ["I_WALK"])
+    with pytest.raises(UnknownTokenError,
+                       match=r"source vocabulary has no entry for \['dax', 'zup'\].*walk"):
+        layer.check_commands(["walk dax", "zup"])
+    with pytest.raises(UnknownTokenError, match=r"target vocabulary has no entry for \['I_RUN'\]"):
+        layer.check_actions(["I_WALK I_RUN"])
+    with pytest.raises(UnknownTokenError, match=r"source vocabulary has no entry for \['dax'\]"):
+        layer.source_id("dax")
+    layer.check_commands(["walk walk"])  # valid: nothing raised
+    layer.check_actions(["I_WALK"])
+
+
+def test_python_side_errors_are_the_graphs():
+    layer = Seq2SeqPreprocessor(WORDS, ACTIONS, max_input_length=4, command_grammar="scan")
+    with pytest.raises(ValueError, match="^empty command$"):
+        layer.check_commands(["jump", " "])
+    with pytest.raises(ValueError, match=r"^command 'jump jump jump jump jump' has 5 words, "
+                                         r"the model accepts at most 4 \(max_input_length\)$"):
+        layer.check_commands(["jump jump jump jump jump"])
+    with pytest.raises(ValueError, match="^not a SCAN command: 'twice'$"):
+        layer.check_commands(["twice"])
+    # An over-long command's unknown words are named too (the graph reports only its length).
+    with pytest.raises(UnknownTokenError, match=r"\['fly'\]"):
+        layer.check_commands(["jump jump jump jump fly"])
+
+
+@pytest.mark.parametrize("words", [["a", "a"], ["<pad>"], ["two words"], [""]])
+def test_bad_words_rejected(words):
+    with pytest.raises(ValueError, match="source: "):
+        Seq2SeqPreprocessor(words, ["x"])
+    with pytest.raises(ValueError, match="target: "):
+        Seq2SeqPreprocessor(["x"], words)
+
+
+def test_json_config_round_trip():
+    layer = Seq2SeqPreprocessor(["x", "y"], ["A"], max_input_length=5,
+                                source_starts_with_sos=True, command_grammar="scan")
+    again = Seq2SeqPreprocessor.from_config(json.loads(json.dumps(layer.get_config())))
+    assert again.get_config() == layer.get_config()
+    assert again.source_vocabulary == layer.source_vocabulary
+    commands = tf.constant(["x y", "y", "z"])
+    for a, b in zip(layer.encode_commands(commands), again.encode_commands(commands)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -111,7 +111,7 @@ def _expected_loss(task, source, target):
     with a (trainable) length head the `<eos>` targets left out and the head's squared error
     on each command's number of actions added."""
     from compgen_tf.models.losses import token_cross_entropy
-    from compgen_tf.vocabulary import EOS_ID, PAD_ID
+    from compgen_tf.tokens import EOS_ID, PAD_ID
 
     logits = task.compute_logits(source, target)
     if task.length_head_args is None:

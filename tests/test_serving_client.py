@@ -23,8 +23,8 @@ PATH = re.compile(r"^/v1/models/(?P<name>[\w-]+)(/versions/(?P<version>\d+))?:pr
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     keras.utils.set_random_seed(0)
-    model = AttentionSeq2Seq(["jump", "twice", "walk"], ["I_JUMP", "I_WALK"], embedding_dim=4,
-                             hidden_units=4, max_output_length=6)
+    model = AttentionSeq2Seq.from_words(["jump", "twice", "walk"], ["I_JUMP", "I_WALK"],
+                                        embedding_dim=4, hidden_units=4, max_output_length=6)
     export_dir = export_model(model, tmp_path_factory.mktemp("models") / "scan" / "1")
     signature = tf.saved_model.load(str(export_dir)).signatures["serving_default"]
 

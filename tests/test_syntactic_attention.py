@@ -11,7 +11,8 @@ from compgen_tf.models import SyntacticAttention
 from compgen_tf.training.callbacks import BEST_MODEL
 from compgen_tf.training.fit import fit_split
 from compgen_tf.models.losses import masked_cross_entropy
-from compgen_tf.vocabulary import EOS_ID, PAD_ID, SOS_ID, Vocabulary
+from compgen_tf.models.preprocessor import vocabulary_words
+from compgen_tf.tokens import EOS_ID, PAD_ID, SOS_ID
 
 SOURCE = ["after", "jump", "left", "twice", "walk"]
 TARGET = ["I_JUMP", "I_TURN_LEFT", "I_WALK"]
@@ -25,7 +26,7 @@ def make_model(**kwargs):
     keras.utils.set_random_seed(1)
     args = dict(SIZES, dropout=0.0, max_output_length=12)
     args.update(kwargs)
-    return SyntacticAttention(SOURCE, TARGET, **args)
+    return SyntacticAttention.from_words(SOURCE, TARGET, **args)
 
 
 def ids_of(model, commands):
@@ -38,7 +39,7 @@ def test_registered_and_source_wrapped_in_sos_eos():
     ids = ids_of(model, ["jump twice", "walk"]).numpy()
     # <pad> 0, <unk> 1, <sos> 2, <eos> 3, then the sorted words from 4.
     np.testing.assert_array_equal(ids, [[SOS_ID, 5, 7, EOS_ID], [SOS_ID, 8, EOS_ID, PAD_ID]])
-    assert model.get_config()["source_starts_with_sos"] is True
+    assert model.get_config()["preprocessor"]["config"]["source_starts_with_sos"] is True
     # A reloaded configuration carries source_starts_with_sos=True: accepted and ignored.
     assert make_model(source_starts_with_sos=True).source_starts_with_sos
     with pytest.raises(ValueError, match="always encodes commands as <sos> words <eos>"):
@@ -226,7 +227,7 @@ def test_each_ablation_builds_counts_and_trains(flag):
              "syntax_action": keys * vocabulary,
              "nonlinear_semantics": semantic * semantic + semantic}[flag]
     assert model.count_params() - base.count_params() == extra
-    assert model.get_config()[flag] is True
+    assert model.backbone.get_config()[flag] is True
 
     source = ids_of(model, ["jump twice", "walk left after jump"])
     target = model.encode_actions(["I_JUMP I_JUMP", "I_TURN_LEFT I_WALK I_JUMP"])
@@ -278,6 +279,7 @@ def test_save_load_round_trip(tmp_path, flags):
         np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
     config, loaded_config = model.get_config(), loaded.get_config()
     assert loaded_config == config
+    loaded_config = loaded.backbone.get_config()  # the architecture lives on the backbone
     for flag in ALL_FLAGS:
         assert loaded_config[flag] is bool(flags.get(flag, False))
     expected = flags.get("learned_boundary_semantics", True)
@@ -514,7 +516,7 @@ def test_end_only_boundaries_can_only_end_the_output():
     word = semantics[0, 1]  # `jump`
     readouts = np.stack([semantics[0, 0], 0.5 * semantics[0, 0] + 0.5 * word]).astype("float32")
     logits = decoder.output_logits(tf.constant(readouts)).numpy()
-    actions = [model.target_vocabulary.ids(a)[0] for a in TARGET]
+    actions = [model.preprocessor.target_id(a) for a in TARGET]
     assert np.all(logits[0, actions] == 0.0) and logits[0, EOS_ID] == pytest.approx(1.5)
     kernel = decoder.output_projection.kernel.numpy()
     np.testing.assert_allclose(logits[1, actions], 0.5 * word[:-1] @ kernel[:, actions],
@@ -545,7 +547,7 @@ def test_first_step_on_words_keeps_the_first_step_off_the_boundaries():
     plain_first = plain.backbone.decoder.step(first, state, memory, ())[2].numpy()
     assert np.all(plain_first[is_boundary] > 0)
     # A later step (fed an action) attends as the unmasked model does.
-    action = tf.fill([2], plain.target_vocabulary.ids("I_JUMP")[0])
+    action = tf.fill([2], plain.preprocessor.target_id("I_JUMP"))
     np.testing.assert_array_equal(decoder.step(action, state, memory, ())[2].numpy(),
                                   plain.backbone.decoder.step(action, state, memory, ())[2].numpy())
     # A row with no words (which the preprocessor refuses) masks every position at the
@@ -586,11 +588,11 @@ EXAMPLES = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands() if len
 
 def tiny_scan_model(**kwargs):
     keras.utils.set_random_seed(0)
-    source = Vocabulary.from_texts(c for c, _ in EXAMPLES)
-    target = Vocabulary.from_texts(a for _, a in EXAMPLES)
-    return SyntacticAttention(source.words, target.words, semantic_dim=16,
-                              syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
-                              dropout=0.0, max_output_length=12, **kwargs)
+    source = vocabulary_words(c for c, _ in EXAMPLES)
+    target = vocabulary_words(a for _, a in EXAMPLES)
+    return SyntacticAttention.from_words(source, target, semantic_dim=16,
+                                         syntax_embedding_dim=16, syntax_units=16, encoder_units=16,
+                                         dropout=0.0, max_output_length=12, **kwargs)
 
 
 # The options together in one run: each run costs a trace and hundreds of steps.
@@ -740,7 +742,7 @@ def test_bare_word_tying_comes_from_the_training_commands():
                                  words, actions, train_commands=train)
     assert (model.syntax_tied_words, model.syntax_lender_words) == (["jump"],
                                                                     ["look", "run", "walk"])
-    jump, walk = (model.source_vocabulary.ids(w)[0] for w in ("jump", "walk"))
+    jump, walk = (model.preprocessor.source_id(w) for w in ("jump", "walk"))
     assert model.backbone.syntax_embedding.tied_ids == [jump]
     rows = model.backbone.syntax_embedding(np.array([[jump, walk]])).numpy()[0]
     table = model.backbone.syntax_embedding.embeddings.numpy()
@@ -753,7 +755,9 @@ def test_bare_word_tying_comes_from_the_training_commands():
     # A plain Embedding when nothing is tied: a `.keras` file keys the weights by the layer's
     # class, so files saved before tying existed must meet the class they were saved with.
     assert type(untied.backbone.syntax_embedding) is keras.layers.Embedding
-    # ... and the model reloads (its empty word lists are part of its configuration).
+    # ... and the model reloads without training commands (the backbone keeps the tied ids,
+    # here none; the setting itself is the run's model_args).
     reloaded = SyntacticAttention.from_config(untied.get_config())
-    assert reloaded.syntax_tying == "bare_words" and reloaded.syntax_tied_words == []
+    assert reloaded.syntax_tied_words == [] and reloaded.syntax_lender_words == []
+    assert type(reloaded.backbone.syntax_embedding) is keras.layers.Embedding
     registry.check_model_args("syntactic_attention", {"syntax_tying": "bare_words"})

@@ -10,7 +10,7 @@ from compgen_tf.models import AttentionSeq2Seq
 from compgen_tf.training.batches import SplitBatches
 from compgen_tf.training.callbacks import BEST_MODEL, ModelSelection, TrainingProgress
 from compgen_tf.training.fit import fit_split, learning_rate_schedule
-from compgen_tf.vocabulary import Vocabulary
+from compgen_tf.models.preprocessor import vocabulary_words
 
 # A small slice of SCAN: the commands of at most 3 words.
 EXAMPLES = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands() if len(c.split()) <= 3]
@@ -21,10 +21,10 @@ TRAINING = {"batch_size": 16, "learning_rate": 0.01, "clip_norm": 5.0,
 
 def make_model():
     keras.utils.set_random_seed(0)
-    source = Vocabulary.from_texts(c for c, _ in EXAMPLES)
-    target = Vocabulary.from_texts(a for _, a in EXAMPLES)
-    return AttentionSeq2Seq(source.words, target.words, embedding_dim=16, hidden_units=16,
-                            dropout=0.1, max_output_length=12)
+    source = vocabulary_words(c for c, _ in EXAMPLES)
+    target = vocabulary_words(a for _, a in EXAMPLES)
+    return AttentionSeq2Seq.from_words(source, target, embedding_dim=16, hidden_units=16,
+                                       dropout=0.1, max_output_length=12)
 
 
 def run(run_dir, max_steps, callbacks=(), **overrides):

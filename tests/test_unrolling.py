@@ -13,14 +13,14 @@ from compgen_tf.models.lstm_inference import bidirectional_lstm
 from compgen_tf.models.unrolling import static_steps, unrolled_recurrences
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.fit import fit_split
-from compgen_tf.vocabulary import Vocabulary
+from compgen_tf.models.preprocessor import vocabulary_words
 
 EXAMPLES = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands() if len(c.split()) <= 3]
 
 
 def vocabularies():
-    return (Vocabulary.from_texts(c for c, _ in EXAMPLES).words,
-            Vocabulary.from_texts(a for _, a in EXAMPLES).words)
+    return (vocabulary_words(c for c, _ in EXAMPLES),
+            vocabulary_words(a for _, a in EXAMPLES))
 
 
 def test_static_steps_only_inside_the_context_and_only_when_known():
@@ -63,9 +63,9 @@ def test_a_run_with_unrolled_steps_trains_as_one_with_loops(tmp_path):
     histories = []
     for unroll in (False, True):
         keras.utils.set_random_seed(0)
-        model = SyntacticAttention(*vocabularies(), dropout=0.0, max_output_length=12,
-                                   semantic_dim=8, syntax_embedding_dim=8, syntax_units=8,
-                                   encoder_units=8)
+        model = SyntacticAttention.from_words(*vocabularies(), dropout=0.0, max_output_length=12,
+                                              semantic_dim=8, syntax_embedding_dim=8,
+                                              syntax_units=8, encoder_units=8)
         split = encode_split(model, EXAMPLES)
         fit_split(model, {"batch_size": 16, "learning_rate": 0.01, "max_steps": 6,
                           "eval_every": 3, "patience": 100, "jit_compile": False,
@@ -93,9 +93,9 @@ def test_unroll_is_refused_for_a_model_with_keras_own_train_step(tmp_path):
 def test_each_batch_shape_gets_one_trace_and_no_retracing_warning(caplog):
     """Six shapes are six tf.functions traced once each: TensorFlow must not warn of
     "retracing" (it counts the traces of one code object together)."""
-    model = SyntacticAttention(*vocabularies(), dropout=0.0, max_output_length=12,
-                               semantic_dim=4, syntax_embedding_dim=4, syntax_units=4,
-                               encoder_units=4)
+    model = SyntacticAttention.from_words(*vocabularies(), dropout=0.0, max_output_length=12,
+                                          semantic_dim=4, syntax_embedding_dim=4, syntax_units=4,
+                                          encoder_units=4)
     model.compile(optimizer=keras.optimizers.SGD(0.1), unroll=True)
     model.optimizer.build(model.trainable_variables)
     train_function = model.make_train_function()

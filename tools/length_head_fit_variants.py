@@ -29,7 +29,7 @@ from compgen_tf import registry  # noqa: E402
 from compgen_tf.analysis.output import emit  # noqa: E402
 from compgen_tf.experiments.config import config_path, load_config  # noqa: E402
 from compgen_tf.experiments.scan import split_examples, vocabularies  # noqa: E402
-from compgen_tf.vocabulary import EOS_ID, PAD_ID  # noqa: E402
+from compgen_tf.tokens import EOS_ID, PAD_ID  # noqa: E402
 
 SPLIT = "length_dev_unseen_clause"
 
@@ -48,7 +48,7 @@ def main(argv=None) -> int:
              for p in ("train", args.part, "test")}
     source, target = vocabularies(parts["train"])
     keras.utils.set_random_seed(args.seed)
-    model = registry.build_model("seq2seq", config["model_args"], source.words, target.words)
+    model = registry.build_model("seq2seq", config["model_args"], source, target)
     readout = model.length_head.readout
     if args.readout == "unit_norm":
         readout.constraint = keras.constraints.UnitNorm(axis=0)

@@ -36,16 +36,20 @@ def main(argv=None) -> int:
 
     config = json.loads((args.run / "config.json").read_text())
     model = load_run_model(args.run)
-    if not isinstance(model, SyntacticAttention) or model.syntax_tying != "none":
+    if not isinstance(model, SyntacticAttention) or model.syntax_tied_words:
         raise SystemExit(f"{args.run}: expected an untied Syntactic Attention run")
     parts = {part: split_examples(config["split"], part, config["data"], config["seed"])
              for part in ("train", "validation", "test")}
     tied_words, lenders = bare_word_ties(c for c, _ in parts["train"])
     if not tied_words:
         raise SystemExit(f"{args.run}: its training commands tie no word")
-    arguments = dict(model.get_config(), syntax_tying="bare_words",
-                     syntax_tied_words=tied_words, syntax_lender_words=lenders)
-    tied = SyntacticAttention.from_config(arguments)
+    # The same parts, the backbone with the tied rows (the architecture lives on it).
+    ids = model.preprocessor.source_id
+    backbone = type(model.backbone).from_config(dict(
+        model.backbone.get_config(), syntax_tied_ids=[ids(w) for w in tied_words],
+        syntax_lender_ids=[ids(w) for w in lenders]))
+    preprocessor = type(model.preprocessor).from_config(model.preprocessor.get_config())
+    tied = SyntacticAttention(backbone, preprocessor, max_output_length=model.max_output_length)
     tied.set_weights(model.get_weights())
     scores = {}
     for part in ("validation", "test"):

@@ -25,10 +25,10 @@ import numpy as np
 import tfds_scan
 from compgen_tf.experiments.config import load_config
 from compgen_tf.models import SyntacticAttention
+from compgen_tf.models.preprocessor import vocabulary_words
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.fit import fit_split
 from compgen_tf.versions import package_versions
-from compgen_tf.vocabulary import Vocabulary
 
 SMALL_MODEL = {"semantic_dim": 8, "syntax_embedding_dim": 8, "syntax_units": 8,
                "encoder_units": 8, "max_output_length": 12}
@@ -58,9 +58,9 @@ def train(run_dir: Path, config: dict, steps: int, every: int, stop_after: int |
     examples = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
                 if len(c.split()) <= 3]
     keras.utils.set_random_seed(0)
-    model = SyntacticAttention(Vocabulary.from_texts(c for c, _ in examples).words,
-                               Vocabulary.from_texts(a for _, a in examples).words,
-                               dropout=config["model_args"].get("dropout", 0.0), **SMALL_MODEL)
+    model = SyntacticAttention.from_words(
+        vocabulary_words(c for c, _ in examples), vocabulary_words(a for _, a in examples),
+        dropout=config["model_args"].get("dropout", 0.0), **SMALL_MODEL)
     split = encode_split(model, examples)
     # Every run trains all `steps` updates: no early stop (patience, an unreachable target).
     settings = dict(config["training"], max_steps=steps, eval_every=2 * every,

@@ -30,7 +30,7 @@ from compgen_tf.training.batches import SplitBatches
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_run, training_settings
 from compgen_tf.models.losses import token_cross_entropy
-from compgen_tf.vocabulary import EOS_ID, PAD_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID
 
 # The probe's settings are the model's committed configuration; it runs on development
 # splits built from training data only.
@@ -107,7 +107,7 @@ def probe_run(model_name: str, split: str, config: dict, seed: int, run_dir: Pat
                 for part in ("train", "fit", "validation", "test")}
     source, target = vocabularies(examples["train"])
     keras.utils.set_random_seed(seed)
-    model = registry.build_model(model_name, config["model_args"], source.words, target.words,
+    model = registry.build_model(model_name, config["model_args"], source, target,
                                  train_commands=[c for c, _ in examples["train"]])
     without_eos_loss(model)
     validation = examples["validation"]

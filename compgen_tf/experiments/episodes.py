@@ -26,11 +26,11 @@ import tensorflow as tf
 
 from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
-from compgen_tf.experiments.experiment import (Experiment, account_warm_start, class_arguments,
+from compgen_tf.experiments.experiment import (Experiment, account_warm_start,
                                                load_run_model, prepare_run_dir, start_from)
 from compgen_tf.training.fit import META_TRAINING_DEFAULTS, fit_run
 from compgen_tf.versions import package_versions
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.tokens import PAD_ID
 from tfds_scan import episodes
 
 MODEL_NAME = "meta_seq2seq"
@@ -178,7 +178,7 @@ class EpisodesExperiment(Experiment):
     def model_arg_names(self, model, task):
         from compgen_tf.models.meta_seq2seq import MetaSeq2Seq
 
-        return class_arguments(MetaSeq2Seq, skip=("source_words", "target_words"))
+        return MetaSeq2Seq.model_arguments()
 
     def new_model(self, config):
         return build_model(config["split"], config["model_args"])

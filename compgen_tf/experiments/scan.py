@@ -31,15 +31,15 @@ import tensorflow as tf
 import tfds_scan
 from compgen_tf import registry
 from compgen_tf.experiments.toy import TOY_PAIR_SPLITS, composition_pairs
-from compgen_tf.experiments.experiment import (Experiment, account_warm_start, class_arguments,
+from compgen_tf.experiments.experiment import (Experiment, account_warm_start,
                                                load_run_model, prepare_run_dir, start_from)
+from compgen_tf.models.preprocessor import vocabulary_words
 from compgen_tf.training.bleu import translation_scores
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.distribute import is_chief, wait_for_workers, worker_index
 from compgen_tf.training.evaluation import evaluate_split
 from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_split, training_settings
 from compgen_tf.versions import package_versions
-from compgen_tf.vocabulary import Vocabulary
 
 EVALUATED_SPLITS = ("train", "validation", "test")
 MT_EVALUATED_SPLITS = EVALUATED_SPLITS + ("daxy",)
@@ -96,16 +96,17 @@ def train_run(config: dict, run_dir, seed: int = 0, verbose: int = 1, command: s
     examples = {part: split_examples(config["split"], part, data, seed)
                 for part in ("train", "fit", "validation")}
     source, target = vocabularies(examples["train"])
-    source.save(run_dir / "source_vocabulary.json")
-    target.save(run_dir / "target_vocabulary.json")
+    for side, words in (("source", source), ("target", target)):
+        (run_dir / f"{side}_vocabulary.json").write_text(
+            json.dumps({"name": side, "words": words}, indent=1) + "\n")
     if model is None:
         # Seeded right before the model is built: building the TFDS dataset on first use
         # draws from the global random generators, and the initial weights must not depend
         # on whether this process built it.
         keras.utils.set_random_seed(seed)
         with strategy.scope():
-            model = registry.build_model(config["model"], config["model_args"], source.words,
-                                         target.words,
+            model = registry.build_model(config["model"], config["model_args"], source,
+                                         target,
                                          train_commands=[c for c, _ in examples["train"]])
     fit = encode_split(model, examples["fit"])
     validation = encode_split(model, examples["validation"])
@@ -160,9 +161,9 @@ def prepare_length_head(model, fit_examples, run_dir, training, seed):
 
 
 def vocabularies(train_examples):
-    """The source and target `Vocabulary` of a run: the words of its training examples."""
-    return (Vocabulary.from_texts((c for c, _ in train_examples), name="source"),
-            Vocabulary.from_texts((a for _, a in train_examples), name="target"))
+    """The source and target words of a run: those of its training examples, sorted."""
+    return (vocabulary_words(c for c, _ in train_examples),
+            vocabulary_words(a for _, a in train_examples))
 
 
 def evaluate_run(run_dir, splits=None, verbose: int = 1, model=None) -> dict:
@@ -221,8 +222,7 @@ class ScanExperiment(Experiment):
         return is_translation(task)
 
     def model_arg_names(self, model, task):
-        return class_arguments(registry.model_class(model),
-                               skip=("source_words", "target_words"))
+        return registry.model_class(model).model_arguments()
 
     def build(self, config, seed=0):
         # As in `train_run`: the data first (building the TFDS dataset on first use draws
@@ -230,8 +230,8 @@ class ScanExperiment(Experiment):
         train = split_examples(config["split"], "train", config["data"], seed)
         source, target = vocabularies(train)
         keras.utils.set_random_seed(seed)
-        return registry.build_model(config["model"], config["model_args"], source.words,
-                                    target.words, train_commands=[c for c, _ in train])
+        return registry.build_model(config["model"], config["model_args"], source,
+                                    target, train_commands=[c for c, _ in train])
 
     def check_model_args(self, config):
         # SCAN's whole vocabulary: a model that builds on it builds on any split's.

@@ -7,7 +7,7 @@ from keras import ops
 
 from compgen_tf.arguments import positive_int
 from compgen_tf.layers.weight_arguments import fresh_initializer
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.tokens import PAD_ID
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")

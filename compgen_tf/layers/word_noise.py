@@ -7,7 +7,7 @@ import numbers
 import keras
 from keras import ops
 
-from compgen_tf.vocabulary import SPECIAL_TOKENS
+from compgen_tf.tokens import SPECIAL_TOKENS
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")

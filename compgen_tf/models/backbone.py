@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+
 import keras
 from keras import ops
 
 from compgen_tf.arguments import positive_int
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.tokens import PAD_ID
 
 
 class Backbone(keras.Model):
@@ -27,7 +29,16 @@ class Backbone(keras.Model):
 
     `get_config` lists the constructor arguments (not the graph), so `from_config`
     rebuilds the graph by calling the constructor.
+
+    Every backbone takes a `dtype` keyword (a dtype policy or its name, e.g.
+    `"mixed_bfloat16"`; None: Keras' global policy): the layers it creates take that
+    policy, and `get_config` saves it, so a reloaded backbone computes in the same types.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__init__" in cls.__dict__:
+            cls.__init__ = _taking_dtype(cls.__dict__["__init__"])
 
     def __setattr__(self, name, value):
         # On Keras' torch backend every layer is a torch Module, which refuses a sublayer as
@@ -73,8 +84,38 @@ class Backbone(keras.Model):
         raise NotImplementedError
 
     def get_config(self):
-        return {"name": self.name, "trainable": self.trainable}
+        return {"name": self.name, "trainable": self.trainable,
+                "dtype": keras.dtype_policies.serialize(self.dtype_policy)}
 
     @classmethod
     def from_config(cls, config):
         return cls(**config)
+
+
+def _taking_dtype(init):
+    """A backbone constructor that takes a `dtype` keyword: the layers it creates take that
+    dtype policy, and so does the backbone.
+
+    The families' constructors create their layers without a `dtype` argument, so they take
+    Keras' global policy when they are made; the constructor therefore runs with the global
+    policy set to `dtype`, and the previous one is restored after it (public API only;
+    construction is not thread-safe in that window). Without a `dtype` nothing changes: the
+    layers take the global policy, as always, and the backbone records it.
+    """
+    @functools.wraps(init)
+    def __init__(self, *args, dtype=None, **kwargs):
+        if getattr(self, "_constructing_dtype", None) is not None:
+            init(self, *args, **kwargs)  # a subclass's constructor calling its base's
+            return
+        previous = keras.config.dtype_policy()
+        policy = previous if dtype is None else keras.dtype_policies.get(dtype)
+        object.__setattr__(self, "_constructing_dtype", policy)
+        keras.config.set_dtype_policy(policy)
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            keras.config.set_dtype_policy(previous)
+            object.__setattr__(self, "_constructing_dtype", None)
+        self.dtype_policy = policy
+
+    return __init__

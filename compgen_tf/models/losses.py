@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from keras import ops
 
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.tokens import PAD_ID
 
 
 def token_cross_entropy(target_ids, logits):

@@ -7,12 +7,36 @@ import importlib
 import keras
 import tensorflow as tf
 
-from compgen_tf.vocabulary import EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, UNK, UNK_ID
+from compgen_tf.tokens import (EOS, EOS_ID, PAD, PAD_ID, SOS, SOS_ID, SPECIAL_TOKENS, UNK,
+                               UNK_ID)
+
+# The special tokens and their ids are the preprocessor's layout; they live in
+# `compgen_tf.tokens` (which layers may import) and are found here too.
+__all__ = ["EOS", "EOS_ID", "PAD", "PAD_ID", "SOS", "SOS_ID", "SPECIAL_TOKENS", "UNK", "UNK_ID",
+           "Seq2SeqPreprocessor", "UnknownTokenError", "vocabulary_words"]
 
 # command_grammar -> (the module holding COMMAND_PATTERN, the language as a regular expression
 # over single-spaced words; the per-row error of a command outside it). None checks nothing
 # beyond the words. Imported when a model uses it, so that `import compgen_tf` stays light.
 GRAMMARS = {None: None, "scan": ("tfds_scan.grammar", "not a SCAN command")}
+
+# The beginnings of the per-row errors that list unknown tokens.
+UNKNOWN_WORDS, UNKNOWN_ACTIONS = "unknown word(s): ", "unknown action(s): "
+
+
+class UnknownTokenError(ValueError):
+    """Raised when a text holds words that are not in the vocabulary."""
+
+
+def vocabulary_words(texts) -> list[str]:
+    """The distinct whitespace-separated words of `texts`, sorted: the words of a
+    vocabulary built from training texts.
+
+    Example:
+        >>> vocabulary_words(["walk twice", "jump"])
+        ['jump', 'twice', 'walk']
+    """
+    return sorted({word for text in texts for word in text.split()})
 
 
 def grammar_check(name):
@@ -26,14 +50,17 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
     """Commands and actions to token ids and back, with TensorFlow ops only.
 
     The same code runs in a `tf.data` pipeline, in `translate` and inside an exported
-    SavedModel. Ids follow `compgen_tf.vocabulary`: 0 `<pad>`, 1 `<unk>`, 2 `<sos>`,
+    SavedModel. It is a model's one vocabulary, and the one source of its per-command
+    errors (`check_commands` raises on the Python side what `encode_commands` reports per
+    row). Ids follow `compgen_tf.tokens`: 0 `<pad>`, 1 `<unk>`, 2 `<sos>`,
     3 `<eos>`, then the words in the given order (`keras.layers.StringLookup` with
     `<pad>` as mask token and `<unk>` as OOV token; an inverted lookup decodes).
     Invalid input never raises here: each row gets an error string instead.
 
     Args:
-        source_words: the command words (no special tokens).
-        target_words: the action tokens (no special tokens).
+        source_words: the command words (no special tokens). Order is kept; a duplicate,
+            a special token or a word with whitespace is a `ValueError`.
+        target_words: the action tokens (no special tokens), checked the same way.
         max_input_length: the longest command, in words, that is accepted.
         source_starts_with_sos: encode commands as `<sos> words <eos>` (else `words <eos>`).
         command_grammar: `"scan"` to refuse commands outside SCAN's language
@@ -65,7 +92,10 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
                              f"got {command_grammar!r}")
         if int(max_input_length) < 1:
             raise ValueError(f"max_input_length must be positive, got {max_input_length}")
-        self.source_words, self.target_words = list(source_words), list(target_words)
+        self.source_words = _checked_words("source", source_words)
+        self.target_words = _checked_words("target", target_words)
+        self._ids = {"source": {t: i for i, t in enumerate(self.source_vocabulary)},
+                     "target": {t: i for i, t in enumerate(self.target_vocabulary)}}
         self.max_input_length = int(max_input_length)
         self.source_starts_with_sos = bool(source_starts_with_sos)
         self.command_grammar = command_grammar
@@ -112,7 +142,7 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
         is_unknown = tf.equal(ids, UNK_ID)
         unknown_words = _join_words(tf.where(is_unknown, words, ""))
         error = tf.where(tf.reduce_any(is_unknown, axis=1),
-                         tf.strings.join(["unknown word(s): ", unknown_words]), "")
+                         tf.strings.join([UNKNOWN_WORDS, unknown_words]), "")
         error = tf.where(n_words > self.max_input_length, tf.strings.join([
             "command too long: ", tf.strings.as_string(n_words), " words, the maximum is ",
             str(self.max_input_length)]), error)
@@ -144,7 +174,7 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
         unknown = tf.strings.reduce_join(tf.ragged.boolean_mask(tokens, is_unknown), axis=1,
                                          separator=" ")
         error = tf.where(tf.reduce_any(is_unknown, axis=1),
-                         tf.strings.join(["unknown action(s): ", unknown]), "")
+                         tf.strings.join([UNKNOWN_ACTIONS, unknown]), "")
         error = tf.where(tf.equal(tokens.row_lengths(), 0), "empty actions", error)
         batch = tf.shape(actions)[0]
         ids = tf.concat([ids, tf.RaggedTensor.from_tensor(tf.fill([batch, 1], EOS_ID))], axis=1)
@@ -163,6 +193,79 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
         tokens = tf.where(keep, self.target_tokens(ids), "")
         return _join_words(tokens), tf.reduce_any(is_eos, axis=1)
 
+    @property
+    def source_vocabulary(self) -> list[str]:
+        """Every source token, special tokens first: the token of id i is at index i."""
+        return list(SPECIAL_TOKENS) + self.source_words
+
+    @property
+    def target_vocabulary(self) -> list[str]:
+        """Every target token, special tokens first: the token of id i is at index i."""
+        return list(SPECIAL_TOKENS) + self.target_words
+
+    @property
+    def source_vocabulary_size(self) -> int:
+        return len(SPECIAL_TOKENS) + len(self.source_words)
+
+    @property
+    def target_vocabulary_size(self) -> int:
+        return len(SPECIAL_TOKENS) + len(self.target_words)
+
+    def source_id(self, word) -> int:
+        """The id of one source word (a special token included); a `UnknownTokenError` for
+        a word outside the vocabulary."""
+        return self._id_of("source", word)
+
+    def target_id(self, token) -> int:
+        """The id of one target token (a special token included); a `UnknownTokenError` for
+        a token outside the vocabulary."""
+        return self._id_of("target", token)
+
+    def _id_of(self, side, word) -> int:
+        if word not in self._ids[side]:
+            known = getattr(self, f"{side}_words")
+            raise UnknownTokenError(f"{side} vocabulary has no entry for {[word]}; known "
+                                    f"words: {known}")
+        return self._ids[side][word]
+
+    def check_commands(self, commands):
+        """Raises the first error that `encode_commands` gives a row of `commands` (a list
+        of strings): a `UnknownTokenError` naming every unknown word of the list and the
+        vocabulary, else a `ValueError` for an empty or over-long command or one outside
+        `command_grammar`. The decision is the graph's (`encode_commands`), so the Python
+        side and an exported model refuse the same commands."""
+        commands = as_str_list(commands)
+        _, errors = self.encode_commands(tf.constant(commands, tf.string, [len(commands)]))
+        errors = [e.decode() for e in errors.numpy()]
+        # The graph's error of a too-long row does not list its unknown words: every word of
+        # the list is looked up, so that the message names them all.
+        known = self._ids["source"]
+        unknown = sorted({word for c in commands for word in c.split() if word not in known})
+        if unknown:
+            raise UnknownTokenError(f"source vocabulary has no entry for {unknown}; "
+                                    f"known words: {self.source_words}")
+        for command, error in zip(commands, errors):
+            if not error:
+                continue
+            if error.startswith("command too long"):
+                raise ValueError(f"command {command!r} has {len(command.split())} words, the "
+                                 f"model accepts at most {self.max_input_length} "
+                                 "(max_input_length)")
+            if error == "empty command":
+                raise ValueError("empty command")
+            raise ValueError(f"{error}: {command!r}")
+
+    def check_actions(self, actions):
+        """Raises a `UnknownTokenError` naming every action token of `actions` (a list of
+        strings) outside the vocabulary, and the vocabulary."""
+        actions = as_str_list(actions)
+        _, errors = self.encode_actions(tf.constant(actions, tf.string, [len(actions)]))
+        unknown = sorted({token for e in errors.numpy() if e.decode().startswith(UNKNOWN_ACTIONS)
+                          for token in e.decode()[len(UNKNOWN_ACTIONS):].split()})
+        if unknown:
+            raise UnknownTokenError(f"target vocabulary has no entry for {unknown}; "
+                                    f"known words: {self.target_words}")
+
     def dataset_fn(self):
         """A `tf.data` map from a batch of `{"commands", "actions"}` (as the TFDS builders
         give them) to `(source_ids, target_ids)`, what a task model's `fit` reads."""
@@ -178,6 +281,29 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
                        "source_starts_with_sos": self.source_starts_with_sos,
                        "command_grammar": self.command_grammar})
         return config
+
+
+def as_str_list(texts) -> list[str]:
+    """`texts` (strings or bytes) as a list of str; a single string is a `TypeError`."""
+    if isinstance(texts, str):
+        raise TypeError("expected a list of strings, got a single string; wrap it in a list")
+    return [t.decode() if isinstance(t, bytes) else str(t) for t in texts]
+
+
+def _checked_words(name, words) -> list[str]:
+    """`words` as a list, checked: non-empty strings without whitespace, no special token,
+    no duplicate (a `ValueError` naming the side and the word)."""
+    words, seen = list(words), set()
+    for word in words:
+        if not isinstance(word, str) or not word or word.split() != [word]:
+            raise ValueError(f"{name}: a vocabulary word must be a non-empty string "
+                             f"without whitespace, got {word!r}")
+        if word in SPECIAL_TOKENS:
+            raise ValueError(f"{name}: {word!r} is reserved and added automatically")
+        if word in seen:
+            raise ValueError(f"{name}: duplicate word {word!r}")
+        seen.add(word)
+    return words
 
 
 def _join_words(words):

@@ -8,7 +8,7 @@ from keras import ops
 
 from compgen_tf.decoding import BLOCKED_LOGIT, GreedySampler
 from compgen_tf.models.unrolling import static_steps
-from compgen_tf.vocabulary import PAD_ID, SOS_ID, UNK_ID
+from compgen_tf.tokens import PAD_ID, SOS_ID, UNK_ID
 
 # Tokens that are never a correct output; their logits get BLOCKED_LOGIT (the attention scores
 # of padding positions get the same -1e9, `compgen_tf.layers.masked_attention.MASKED_SCORE`).

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from compgen_tf.reporting.plotting import draw_heatmap, pyplot, save_figure
-from compgen_tf.vocabulary import EOS_ID, PAD_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID
 
 
 def attention_map(model, command: str):
@@ -35,8 +35,8 @@ def attention_map(model, command: str):
     n_in = int((source_ids != PAD_ID).sum())
     eos = np.flatnonzero(output_ids == EOS_ID)
     n_out = int(eos[0]) + 1 if eos.size else int((output_ids != PAD_ID).sum())
-    inputs = [model.source_vocabulary.tokens[i] for i in source_ids[:n_in]]
-    outputs = [model.target_vocabulary.tokens[i] for i in output_ids[:n_out]]
+    inputs = [model.preprocessor.source_vocabulary[i] for i in source_ids[:n_in]]
+    outputs = [model.preprocessor.target_vocabulary[i] for i in output_ids[:n_out]]
     return inputs, outputs, weights[:n_out, :n_in]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from compgen_tf.reporting.plotting import draw_heatmap, pyplot, save_figure
-from compgen_tf.vocabulary import EOS, EOS_ID, PAD_ID
+from compgen_tf.tokens import EOS, EOS_ID, PAD_ID
 
 
 def episode_attention(model, support_commands, support_actions, query: str):
@@ -39,7 +39,7 @@ def episode_attention(model, support_commands, support_actions, query: str):
     eos = np.flatnonzero(output_ids == EOS_ID)
     n_out = int(eos[0]) + 1 if eos.size else int((output_ids != PAD_ID).sum())
     return {"inputs": query.split() + [EOS],
-            "outputs": [model.target_vocabulary.tokens[i] for i in output_ids[:n_out]],
+            "outputs": [model.preprocessor.target_vocabulary[i] for i in output_ids[:n_out]],
             "memory": memory[:n_in], "decoder": decoder[:n_out, :n_in]}
 
 

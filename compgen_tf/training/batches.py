@@ -8,7 +8,7 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.training.data import EncodedSplit, epoch_batches, gather_batch
-from compgen_tf.vocabulary import EOS_ID, PAD_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID
 
 _IDS = tf.TensorSpec([None, None], tf.int32)
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import dataclasses
 
 import numpy as np
+import tensorflow as tf
 
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.tokens import PAD_ID
 
 
 @dataclasses.dataclass
@@ -15,7 +16,7 @@ class EncodedSplit:
 
     Attributes:
         commands, actions: the raw strings, in split order.
-        source_ids: int32 (n, source_length), as the model's `encode_commands` makes them.
+        source_ids: int32 (n, source_length), as the model's preprocessor makes them.
         target_ids: int32 (n, target_length), actions + `<eos>`, `<pad>` after.
     """
 
@@ -33,12 +34,17 @@ class EncodedSplit:
 
 
 def encode_split(model, examples, unknown_words: str = "error") -> EncodedSplit:
-    """Encodes (command, actions) pairs with the model's own tokenizer.
+    """Encodes (command, actions) pairs with the model's preprocessor, through `tf.data`.
 
-    `unknown_words="error"` (SCAN) raises `UnknownTokenError` naming any source word outside
-    the model's vocabulary; `"unk"` (natural text, whose test sentences have words training
-    never saw) encodes it as `<unk>`. A target word outside the vocabulary is `<unk>` either
-    way, which no prediction matches.
+    The pairs go through a `tf.data.Dataset` mapped by the preprocessor
+    (`Seq2SeqPreprocessor.dataset_fn`) as one batch, so every row is padded to the split's
+    longest, and the training batches (`epoch_batches`, `gather_batch`) cut rows out of it.
+    `unknown_words="error"` (SCAN) raises the preprocessor's `UnknownTokenError` naming any
+    source word outside the vocabulary (or its error for an empty, over-long or
+    ungrammatical command); `"unk"` (natural text, whose test sentences have words
+    training never saw) encodes it as `<unk>`. With `"error"` a target word outside the
+    vocabulary is a `UnknownTokenError` too; with `"unk"` it is `<unk>`, which no
+    prediction matches.
     """
     if not examples:
         raise ValueError("cannot encode an empty split")
@@ -46,10 +52,14 @@ def encode_split(model, examples, unknown_words: str = "error") -> EncodedSplit:
         raise ValueError(f"unknown_words must be 'error' or 'unk', got {unknown_words!r}")
     commands = [c for c, _ in examples]
     actions = [a for _, a in examples]
+    preprocessor = model.preprocessor
     if unknown_words == "error":
-        model.check_commands(commands)
-    source_ids, _ = model.encode_commands(commands)
-    target_ids = model.encode_actions(actions, check_known=unknown_words == "error")
+        preprocessor.check_commands(commands)
+        preprocessor.check_actions(actions)
+    pairs = tf.data.Dataset.from_tensor_slices({"commands": tf.constant(commands, tf.string),
+                                                "actions": tf.constant(actions, tf.string)})
+    batch = pairs.batch(len(examples)).map(preprocessor.dataset_fn())
+    source_ids, target_ids = batch.get_single_element()
     return EncodedSplit(commands, actions, source_ids.numpy(), target_ids.numpy())
 
 

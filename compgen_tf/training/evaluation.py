@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 
 from compgen_tf.training.data import EncodedSplit
-from compgen_tf.vocabulary import PAD_ID
+from compgen_tf.tokens import PAD_ID
 
 
 @dataclasses.dataclass

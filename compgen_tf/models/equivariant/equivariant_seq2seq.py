@@ -30,24 +30,28 @@ class EquivariantSeq2Seq(Seq2SeqModel):
     I_TURN_RIGHT) tie exactly, and greedy decoding takes the lower id.
 
     Args:
-        source_words, target_words, max_input_length, max_output_length: see
-            `Seq2SeqModel`. Every word the symmetry moves must be in the
-            vocabularies.
-        symmetry: a `compgen_tf.groups.Symmetry`, its config, or a SCAN name:
-            "verb" (|G| = 4; simple, add-jump), "direction" (2; around-right),
-            "verb+direction" (8; length), "trivial".
-        embedding_dim: channels of the word embeddings per group element (paper: 64).
-        hidden_units: K, G-LSTM channels of each encoder direction (paper: 64);
-            the decoder has 2K.
-        dropout: must be 0 (kept for the configuration format of the baseline).
+        backbone: an `EquivariantSeq2SeqBackbone` (its arguments: `symmetry`,
+            `embedding_dim`, `hidden_units`).
+        preprocessor: a `compgen_tf.models.preprocessor.Seq2SeqPreprocessor` whose
+            vocabularies are the backbone's tokens.
         **kwargs: passed to `Seq2SeqModel`.
+
+    `from_words(source_words, target_words, symmetry="verb", embedding_dim=64,
+    hidden_units=64, dropout=0.0, ...)` builds both: `symmetry` is a
+    `compgen_tf.groups.Symmetry`, its config, or a SCAN name: "verb" (|G| = 4; simple,
+    add-jump), "direction" (2; around-right), "verb+direction" (8; length), "trivial";
+    every word the symmetry moves must be in the vocabularies. `embedding_dim`: channels
+    of the word embeddings per group element (paper: 64); `hidden_units`: K, G-LSTM
+    channels of each encoder direction (paper: 64; the decoder has 2K); `dropout` must be
+    0 (kept for the configuration format of the baseline).
 
     Call arguments: as `AttentionSeq2Seq`.
 
     Example:
-        >>> model = EquivariantSeq2Seq(["jump", "look", "run", "walk", "twice"],
-        ...                            ["I_JUMP", "I_LOOK", "I_RUN", "I_WALK"],
-        ...                            symmetry="verb", embedding_dim=4, hidden_units=4)
+        >>> model = EquivariantSeq2Seq.from_words(
+        ...     ["jump", "look", "run", "walk", "twice"],
+        ...     ["I_JUMP", "I_LOOK", "I_RUN", "I_WALK"], symmetry="verb", embedding_dim=4,
+        ...     hidden_units=4)
         >>> model.translate(["jump twice"])  # untrained: some action string
         ['...']
 
@@ -57,20 +61,31 @@ class EquivariantSeq2Seq(Seq2SeqModel):
         Appendix B.
     """
 
-    def __init__(self, source_words, target_words, symmetry="verb", embedding_dim=64,
-                 hidden_units=64, dropout=0.0, **kwargs):
+    backbone_cls = EquivariantSeq2SeqBackbone
+    # The backbone's tokens are the preprocessor's vocabularies.
+    derived_arguments = frozenset({"source_tokens", "target_tokens"})
+
+    def __init__(self, backbone, preprocessor, **kwargs):
+        super().__init__(backbone, preprocessor, **kwargs)
+        if (backbone.source_tokens != preprocessor.source_vocabulary
+                or backbone.target_tokens != preprocessor.target_vocabulary):
+            raise ValueError("the backbone's source_tokens and target_tokens must be the "
+                             "preprocessor's vocabularies (special tokens first)")
+
+    @property
+    def symmetry(self):
+        """The backbone's `compgen_tf.groups.Symmetry`."""
+        return self.backbone.symmetry
+
+    @classmethod
+    def from_words(cls, source_words, target_words, symmetry="verb", dropout=0.0, **kwargs):
         if float(dropout) != 0.0:
             raise ValueError("EquivariantSeq2Seq has no dropout (it would break exact "
                              f"equivariance during training); got dropout={dropout}")
-        super().__init__(source_words, target_words, **kwargs)
-        self.backbone = EquivariantSeq2SeqBackbone(
-            symmetry, self.source_vocabulary.tokens, self.target_vocabulary.tokens,
-            embedding_dim=embedding_dim, hidden_units=hidden_units, name="backbone")
-        self.symmetry = self.backbone.symmetry
+        return super().from_words(source_words, target_words, symmetry=symmetry, **kwargs)
 
-    def get_config(self):
-        config = super().get_config()
-        config.update({"symmetry": self.symmetry.get_config(),
-                       "embedding_dim": self.backbone.embedding_dim,
-                       "hidden_units": self.backbone.hidden_units, "dropout": 0.0})
-        return config
+    @classmethod
+    def backbone_from_words(cls, preprocessor, symmetry="verb", **backbone_args):
+        return cls.backbone_cls(symmetry, preprocessor.source_vocabulary,
+                                preprocessor.target_vocabulary, name="backbone",
+                                **backbone_args)

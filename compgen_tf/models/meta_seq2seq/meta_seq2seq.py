@@ -7,9 +7,10 @@ import numpy as np
 import tensorflow as tf
 
 from compgen_tf.models.meta_seq2seq.meta_seq2seq_backbone import MetaSeq2SeqBackbone
-from compgen_tf.models.seq2seq_model import Seq2SeqModel, _as_str_list, graph_for_any_ids
+from compgen_tf.models.preprocessor import as_str_list
+from compgen_tf.models.seq2seq_model import Seq2SeqModel, graph_for_any_ids
+from compgen_tf.tokens import EOS_ID
 from compgen_tf.models.losses import token_cross_entropy
-from compgen_tf.vocabulary import EOS_ID
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
@@ -27,30 +28,24 @@ class MetaSeq2Seq(Seq2SeqModel):
     call handles one episode: every query shares the same support set.
 
     Args:
-        source_words: every command word any episode may use.
-        target_words: every action token any episode may use.
-        embedding_dim: size of the symbol embeddings (m in the paper, 200).
-        hidden_units: LSTM units per direction and of the decoder (m, 200).
-        num_layers: LSTM layers of each encoder and of the decoder (2).
-        dropout: dropout on every embedding and between LSTM layers (0.5).
-        support_loss: whether training also asks the model to translate the
-            support items as queries (the paper's support loss; on by default).
-            Stored with the model; read by meta-training (`EpisodeBatches`).
-        decoder_attention: False gives the "no decoder attention" ablation:
-            the decoder only sees C_T.
-        scaled_decoder_attention: True divides the decoder's attention scores
-            by √m, u_j = Attention(g_j, C, C) with the memory's eq. (2), as the
-            paper writes it; False (the default, and what the results to date
-            were trained with) uses plain dot products g_j·C_t.
-        decoder_cell_from_context: True starts the decoder LSTMs' cell states at
-            C_T as well as their hidden states, as the authors' code does (the
-            paper says only that g_0 is C_T); False (the default, and what the
-            results to date were trained with) starts them at zero.
-        memory: False gives the paper's "standard seq2seq" comparison: the same
-            network without the memory (C_t = h_t, the decoder starts from the
-            query's final encoder state); the support set is ignored.
-        max_input_length, max_output_length: see `Seq2SeqModel`.
-        **kwargs: passed to `keras.Model`.
+        backbone: a `MetaSeq2SeqBackbone`, which holds the architecture: `embedding_dim`
+            (m in the paper, 200), `hidden_units` (LSTM units per direction and of the
+            decoder, 200), `num_layers` (LSTM layers of each encoder and of the decoder,
+            2), `dropout` (on every embedding and between LSTM layers, 0.5),
+            `decoder_attention` (False: the "no decoder attention" ablation, the decoder
+            only sees C_T), `scaled_decoder_attention` (True divides the decoder's
+            attention scores by √m, as the paper writes it; False, the default and what
+            the results to date were trained with, uses plain dot products),
+            `decoder_cell_from_context` (True starts the decoder LSTMs' cell states at
+            C_T as well, as the authors' code does; False, the default, at zero) and
+            `memory` (False: the paper's "standard seq2seq" comparison, without the
+            memory; the support set is ignored).
+        preprocessor: a `compgen_tf.models.preprocessor.Seq2SeqPreprocessor` of every
+            command word and action token any episode may use.
+        support_loss: whether training also asks the model to translate the support
+            items as queries (the paper's support loss; on by default). A training
+            option, kept with the model; read by meta-training (`EpisodeBatches`).
+        **kwargs: passed to `Seq2SeqModel` (`max_output_length`, `name`).
 
     Call arguments (`call((support_command_ids, support_action_ids, query_ids,
         target_ids), training)`): teacher-forced logits
@@ -58,8 +53,8 @@ class MetaSeq2Seq(Seq2SeqModel):
         and end with `<eos>`, as `encode_commands` / `encode_actions` make them.
 
     Example:
-        >>> model = MetaSeq2Seq(["dax", "lug"], ["RED", "BLUE"], hidden_units=8,
-        ...                     embedding_dim=8)
+        >>> model = MetaSeq2Seq.from_words(["dax", "lug"], ["RED", "BLUE"], hidden_units=8,
+        ...                                embedding_dim=8)
         >>> model.translate_episode(["dax"], ["RED"], ["dax lug"])  # untrained
         ['...']
 
@@ -68,19 +63,12 @@ class MetaSeq2Seq(Seq2SeqModel):
         learning, NeurIPS, Sec. 3; Luong, Pham & Manning (2015).
     """
 
-    def __init__(self, source_words, target_words, embedding_dim=200, hidden_units=200,
-                 num_layers=2, dropout=0.5, support_loss=True, decoder_attention=True, memory=True,
-                 scaled_decoder_attention=False, decoder_cell_from_context=False, **kwargs):
-        kwargs.setdefault("max_input_length", 32)
-        kwargs.setdefault("max_output_length", 64)
-        super().__init__(source_words, target_words, **kwargs)
+    backbone_cls = MetaSeq2SeqBackbone
+    task_options = frozenset({"support_loss"})
+
+    def __init__(self, backbone, preprocessor, support_loss=True, **kwargs):
+        super().__init__(backbone, preprocessor, **kwargs)
         self.support_loss = bool(support_loss)
-        self.backbone = MetaSeq2SeqBackbone(
-            self.source_vocabulary_size, self.target_vocabulary_size,
-            embedding_dim=embedding_dim, hidden_units=hidden_units, num_layers=num_layers,
-            dropout=dropout, decoder_attention=decoder_attention,
-            scaled_decoder_attention=scaled_decoder_attention,
-            decoder_cell_from_context=decoder_cell_from_context, memory=memory, name="backbone")
 
     # The backbone's settings, read by meta-training, the export and the tests.
     decoder_attention = property(lambda self: self.backbone.decoder_attention)
@@ -151,19 +139,19 @@ class MetaSeq2Seq(Seq2SeqModel):
 
         (support command ids, support action ids, query ids[, target ids]).
         """
-        out = [_ids(self.source_vocabulary, support_commands),
-               _ids(self.target_vocabulary, support_actions),
-               _ids(self.source_vocabulary, query_commands)]
+        out = [_ids(self.preprocessor.source_id, support_commands),
+               _ids(self.preprocessor.target_id, support_actions),
+               _ids(self.preprocessor.source_id, query_commands)]
         if query_actions is not None:
-            out.append(_ids(self.target_vocabulary, query_actions))
+            out.append(_ids(self.preprocessor.target_id, query_actions))
         return tuple(out)
 
     def translate_episode(self, support_commands, support_actions, query_commands,
                           batch_size=512):
         """Greedy translations of `query_commands` given the support pairs (a list of strings)."""
-        support_commands = _as_str_list(support_commands)
-        support_actions = _as_str_list(support_actions)
-        query_commands = _as_str_list(query_commands)
+        support_commands = as_str_list(support_commands)
+        support_actions = as_str_list(support_actions)
+        query_commands = as_str_list(query_commands)
         if (self.use_memory and not support_commands) or \
                 len(support_commands) != len(support_actions):
             raise ValueError(f"need as many support actions as support commands (at least "
@@ -174,7 +162,7 @@ class MetaSeq2Seq(Seq2SeqModel):
                                                                  support_actions, [])
         outputs = []
         for start in range(0, len(query_commands), batch_size):
-            query_ids = _ids(self.source_vocabulary, query_commands[start:start + batch_size])
+            query_ids = _ids(self.preprocessor.source_id, query_commands[start:start + batch_size])
             ids = self._decode_graph(support_ids, action_ids, query_ids)
             actions, _ = self.decode_actions(ids)
             outputs.extend(a.decode() for a in actions.numpy())
@@ -223,16 +211,14 @@ class MetaSeq2Seq(Seq2SeqModel):
 
     def get_config(self):
         config = super().get_config()
-        backbone = self.backbone.get_config()
-        config.update({key: backbone[key] for key in (
-            "embedding_dim", "hidden_units", "num_layers", "dropout", "decoder_attention",
-            "scaled_decoder_attention", "decoder_cell_from_context", "memory")})
         config["support_loss"] = self.support_loss
         return config
 
 
-def _ids(vocabulary, texts) -> np.ndarray:
-    rows = [vocabulary.ids(t) + [EOS_ID] for t in texts]
+def _ids(id_of, texts) -> np.ndarray:
+    """`texts` as ids (len(texts), width): each text's words (`id_of(word)`, which raises on
+    an unknown word) then `<eos>`, `<pad>` after."""
+    rows = [[id_of(word) for word in t.split()] + [EOS_ID] for t in texts]
     width = max((len(r) for r in rows), default=1)
     out = np.zeros((len(rows), width), np.int32)
     for i, row in enumerate(rows):

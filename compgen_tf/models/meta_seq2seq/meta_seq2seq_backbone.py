@@ -10,7 +10,7 @@ from compgen_tf.layers.key_value_memory import KeyValueMemory
 from compgen_tf.layers.masked_attention import masked_softmax
 from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.recurrent_decoder import RecurrentDecoder
-from compgen_tf.vocabulary import SOS_ID
+from compgen_tf.tokens import SOS_ID
 
 # N(0, 1) embeddings (PyTorch's default, as in the paper's implementation): with Keras'
 # uniform(-0.05, 0.05) the keys start nearly equal and meta-training stays on the plateau

@@ -19,18 +19,16 @@ class AttentionSeq2Seq(Seq2SeqModel):
     argmax predictions.
 
     Args:
-        source_words, target_words, max_input_length, max_output_length,
-            command_grammar: see `Seq2SeqModel`.
-        embedding_dim: size of the token embeddings.
-        hidden_units: LSTM units of each encoder direction.
-        dropout: dropout rate on embeddings and on the attentional vector.
-        count_input, count_cap, count_attention: the decoder reads the number of actions
-            still to emit (`LuongAttentionDecoder`); they need a `length_head`
-            (docs/length_generalization.md, section 11).
-        **kwargs: passed to `Seq2SeqModel`.
+        backbone: an `AttentionSeq2SeqBackbone` (its arguments: `embedding_dim`,
+            `hidden_units`, `dropout`, `count_input`, `count_cap`, `count_attention`).
+        preprocessor: a `compgen_tf.models.preprocessor.Seq2SeqPreprocessor`.
+        **kwargs: passed to `Seq2SeqModel` (`max_output_length`, `length_head`,
+            `length_loss_weight`, `name`). A backbone whose decoder reads the number of
+            actions still to emit (`count_input`, `count_attention`;
+            docs/length_generalization.md, section 11) needs a `length_head`.
 
     Example:
-        >>> model = AttentionSeq2Seq(["jump", "twice"], ["I_JUMP"], hidden_units=8)
+        >>> model = AttentionSeq2Seq.from_words(["jump", "twice"], ["I_JUMP"], hidden_units=8)
         >>> model.translate(["jump twice"])  # untrained: some action string
         ['...']
 
@@ -39,23 +37,11 @@ class AttentionSeq2Seq(Seq2SeqModel):
         Lake & Baroni (2018), Generalization without systematicity (SCAN baselines).
     """
 
-    def __init__(self, source_words, target_words, embedding_dim=64, hidden_units=64, dropout=0.1,
-                 count_input=False, count_cap=0, count_attention=False, **kwargs):
-        super().__init__(source_words, target_words, **kwargs)
-        if (count_input or count_attention) and self.length_head_args is None:
+    backbone_cls = AttentionSeq2SeqBackbone
+
+    def __init__(self, backbone, preprocessor, **kwargs):
+        super().__init__(backbone, preprocessor, **kwargs)
+        decoder = self.backbone.decoder
+        if (decoder.count_input or decoder.count_attention) and not self._has_length_head:
             raise ValueError("count_input and count_attention need a length head "
                              "(length_head=...): the decoder reads the count of actions left")
-        self.backbone = AttentionSeq2SeqBackbone(
-            self.source_vocabulary_size, self.target_vocabulary_size, embedding_dim=embedding_dim,
-            hidden_units=hidden_units, dropout=dropout, count_input=count_input,
-            count_cap=count_cap, count_attention=count_attention, name="backbone")
-
-    def get_config(self):
-        config = super().get_config()
-        config.update({"embedding_dim": self.backbone.embedding_dim,
-                       "hidden_units": self.backbone.hidden_units,
-                       "dropout": self.backbone.dropout_rate,
-                       "count_input": self.backbone.decoder.count_input,
-                       "count_cap": self.backbone.decoder.count_cap,
-                       "count_attention": self.backbone.decoder.count_attention})
-        return config

@@ -29,15 +29,17 @@ class CountingSeq2Seq(AttentionSeq2Seq):
       is read, not what is written for it.
 
     Args:
-        source_words, target_words: see `Seq2SeqModel`.
-        length_head: the head's settings; None (the default) means `COUNTING_LENGTH_HEAD`.
-            This model always has a head.
-        count_attention: default True (see `LuongAttentionDecoder`).
-        **kwargs: passed to `AttentionSeq2Seq` (`embedding_dim`, `hidden_units`, `dropout`,
-            `max_input_length`, `max_output_length`, `command_grammar`, `count_input`, ...).
+        backbone: an `AttentionSeq2SeqBackbone`, usually with `count_attention=True`.
+        preprocessor: a `compgen_tf.models.preprocessor.Seq2SeqPreprocessor`.
+        length_head: the `compgen_tf.layers.WeightedAutomaton` head (required: this model
+            always has one; `from_words` builds `COUNTING_LENGTH_HEAD` by default).
+        **kwargs: passed to `AttentionSeq2Seq`.
+
+    `from_words` takes the arguments of `AttentionSeq2Seq.from_words` with two defaults
+    changed: `length_head=None` means `COUNTING_LENGTH_HEAD`, and `count_attention=True`.
 
     Example:
-        >>> model = CountingSeq2Seq(["jump", "twice"], ["I_JUMP"], hidden_units=8)
+        >>> model = CountingSeq2Seq.from_words(["jump", "twice"], ["I_JUMP"], hidden_units=8)
         >>> model.length_head.state_size, model.backbone.decoder.count_attention
         (3, True)
 
@@ -46,9 +48,16 @@ class CountingSeq2Seq(AttentionSeq2Seq):
         Luong, Pham & Manning (2015), Effective approaches to attention-based NMT.
     """
 
-    def __init__(self, source_words, target_words, length_head=None, count_attention=True,
-                 **kwargs):
+    def __init__(self, backbone, preprocessor, length_head=None, **kwargs):
+        if length_head is None:
+            raise ValueError("CountingSeq2Seq always has a length head: pass length_head (a "
+                             "WeightedAutomaton), or build with from_words")
+        super().__init__(backbone, preprocessor, length_head=length_head, **kwargs)
+
+    @classmethod
+    def from_words(cls, source_words, target_words, length_head=None, count_attention=True,
+                   **kwargs):
         if length_head is None:
             length_head = dict(COUNTING_LENGTH_HEAD)
-        super().__init__(source_words, target_words, length_head=length_head,
-                         count_attention=count_attention, **kwargs)
+        return super().from_words(source_words, target_words, length_head=length_head,
+                                  count_attention=count_attention, **kwargs)

@@ -58,10 +58,18 @@ class SyntacticAttention(Seq2SeqModel):
       logits_i = W_out ReLU(W_1 d_i + b_1) + b_out, with `semantic_dim` hidden units.
 
     Args:
-        source_words, target_words, max_input_length, max_output_length: see
-            `Seq2SeqModel`. The source is always encoded as `<sos> words <eos>`
-            (a reloaded configuration's `source_starts_with_sos=True` is accepted
-            and ignored; `False` is rejected).
+        backbone: a `SyntacticAttentionBackbone`, which holds every architecture
+            argument below.
+        preprocessor: a `compgen_tf.models.preprocessor.Seq2SeqPreprocessor` with
+            `source_starts_with_sos=True`: the source is always encoded as
+            `<sos> words <eos>`.
+        **kwargs: passed to `Seq2SeqModel` (`max_output_length`, `length_head`, `name`).
+
+    `from_words(source_words, target_words, **arguments)` builds both from the word lists
+    and these arguments (the backbone's, and `syntax_tying` with its words), besides those
+    of `Seq2SeqModel.from_words` (a `source_starts_with_sos=True` is accepted and
+    ignored; `False` is rejected):
+
         semantic_dim: size of the semantic vectors m_j (paper: 120).
         syntax_embedding_dim: size of the syntactic token embeddings (reference: 100).
         syntax_units: LSTM units per direction of the first, shifted, syntactic
@@ -125,15 +133,15 @@ class SyntacticAttention(Seq2SeqModel):
         docs/syntactic_attention_lab_notes.md; tying and the dev-split study:
         docs/dev_splits.md, "The design study".)
         sequential_semantics, syntax_action, nonlinear_semantics: the ablations above.
-        **kwargs: passed to `Seq2SeqModel`.
 
     Call arguments (`call((source_ids, target_ids), training)`): logits
         (batch, target_length, target_vocabulary_size) of the target steps;
         `<pad>`, `<unk>` and `<sos>` get -1e9.
 
     Example:
-        >>> model = SyntacticAttention(["jump", "twice"], ["I_JUMP"], semantic_dim=8,
-        ...                            syntax_embedding_dim=8, syntax_units=8, encoder_units=8)
+        >>> model = SyntacticAttention.from_words(
+        ...     ["jump", "twice"], ["I_JUMP"], semantic_dim=8, syntax_embedding_dim=8,
+        ...     syntax_units=8, encoder_units=8)
         >>> model.translate(["jump twice"])  # untrained: some action string
         ['...']
         >>> ids, _ = model.encode_commands(tf.constant(["jump twice"]))
@@ -147,35 +155,33 @@ class SyntacticAttention(Seq2SeqModel):
         factorizing alignment and translation, ACL SRW.
     """
 
-    def __init__(self, source_words, target_words, semantic_dim=120, syntax_embedding_dim=100,
-                 syntax_units=100, encoder_units=200, dropout=0.5, sequential_semantics=False,
-                 syntax_action=False, nonlinear_semantics=False, embeddings_initializer="uniform",
-                 learned_boundary_semantics=True, boundary_initializer=None,
-                 syntax_embeddings_initializer=None, syntax_word_noise=0.0,
-                 syntax_noise_stddev=1.0, syntax_embeddings_l2=0.0, end_only_boundaries=False,
-                 first_step_on_words=False, syntax_tying="none", syntax_tied_words=None,
-                 syntax_lender_words=None, weight_initialization="keras", **kwargs):
+    backbone_cls = SyntacticAttentionBackbone
+    # The backbone's tied ids come from `syntax_tying` and its words.
+    derived_arguments = frozenset({"syntax_tied_ids", "syntax_lender_ids"})
+
+    def __init__(self, backbone, preprocessor, **kwargs):
+        if not preprocessor.source_starts_with_sos:
+            raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
+                             "source_starts_with_sos=False is not supported")
+        super().__init__(backbone, preprocessor, **kwargs)
+
+    @classmethod
+    def from_words(cls, source_words, target_words, syntax_tying="none", syntax_tied_words=None,
+                   syntax_lender_words=None, **kwargs):
         if not kwargs.pop("source_starts_with_sos", True):
             raise ValueError("SyntacticAttention always encodes commands as <sos> words <eos>; "
                              "source_starts_with_sos=False is not supported")
-        super().__init__(source_words, target_words, source_starts_with_sos=True, **kwargs)
-        tied_ids, lender_ids = self._tying_ids(syntax_tying, syntax_tied_words,
-                                               syntax_lender_words)
-        self.backbone = SyntacticAttentionBackbone(
-            self.source_vocabulary_size, self.target_vocabulary_size, semantic_dim=semantic_dim,
-            syntax_embedding_dim=syntax_embedding_dim, syntax_units=syntax_units,
-            encoder_units=encoder_units, dropout=dropout,
-            sequential_semantics=sequential_semantics, syntax_action=syntax_action,
-            nonlinear_semantics=nonlinear_semantics,
-            embeddings_initializer=embeddings_initializer,
-            learned_boundary_semantics=learned_boundary_semantics,
-            boundary_initializer=boundary_initializer,
-            syntax_embeddings_initializer=syntax_embeddings_initializer,
-            syntax_word_noise=syntax_word_noise, syntax_noise_stddev=syntax_noise_stddev,
-            syntax_embeddings_l2=syntax_embeddings_l2,
-            end_only_boundaries=end_only_boundaries, first_step_on_words=first_step_on_words,
-            weight_initialization=weight_initialization, syntax_tied_ids=tied_ids,
-            syntax_lender_ids=lender_ids, name="backbone")
+        return super().from_words(source_words, target_words, source_starts_with_sos=True,
+                                  syntax_tying=syntax_tying, syntax_tied_words=syntax_tied_words,
+                                  syntax_lender_words=syntax_lender_words, **kwargs)
+
+    @classmethod
+    def backbone_from_words(cls, preprocessor, syntax_tying="none", syntax_tied_words=None,
+                            syntax_lender_words=None, **backbone_args):
+        tied_ids, lender_ids = _tying_ids(preprocessor, syntax_tying, syntax_tied_words,
+                                          syntax_lender_words)
+        return super().backbone_from_words(preprocessor, syntax_tied_ids=tied_ids,
+                                           syntax_lender_ids=lender_ids, **backbone_args)
 
     @classmethod
     def data_arguments(cls, model_args: dict, train_commands) -> dict:
@@ -188,46 +194,43 @@ class SyntacticAttention(Seq2SeqModel):
             model_args.update(syntax_tied_words=tied, syntax_lender_words=lenders)
         return model_args
 
-    def _tying_ids(self, tying, tied_words, lender_words):
-        """(tied ids, lender ids) of the syntactic embedding, checked against the vocabulary."""
-        if tying not in SYNTAX_TYING:
-            raise ValueError(f"syntax_tying must be one of {list(SYNTAX_TYING)}, got {tying!r}")
-        if tying == "none":
-            if tied_words or lender_words:
-                raise ValueError("syntax_tied_words and syntax_lender_words need "
-                                 "syntax_tying='bare_words'")
-            self.syntax_tying, self.syntax_tied_words, self.syntax_lender_words = "none", [], []
-            return [], []
-        if tied_words is None or lender_words is None:
-            raise ValueError("syntax_tying='bare_words' takes its words from the training "
-                             "commands: build with SyntacticAttention.data_arguments(model_args, "
-                             "train_commands), or give syntax_tied_words and syntax_lender_words")
-        vocabulary = self.source_vocabulary
-        for name, words in (("syntax_tied_words", tied_words),
-                            ("syntax_lender_words", lender_words)):
-            if isinstance(words, str) or not all(isinstance(w, str) and len(w.split()) == 1
-                                                 for w in words):
-                raise ValueError(f"{name} must be a list of single words, got {words!r}")
-            unknown = [w for w in words if w not in vocabulary.words]
-            if unknown:
-                raise ValueError(f"{name} names words outside the vocabulary (special "
-                                 f"tokens included): {unknown}")
-        self.syntax_tying = tying
-        self.syntax_tied_words, self.syntax_lender_words = list(tied_words), list(lender_words)
-        return ([vocabulary.ids(w)[0] for w in self.syntax_tied_words],
-                [vocabulary.ids(w)[0] for w in self.syntax_lender_words])
+    @property
+    def syntax_tied_words(self) -> list[str]:
+        """The words whose syntactic embedding is tied (`syntax_tying="bare_words"`)."""
+        ids = self.backbone.get_config()["syntax_tied_ids"]
+        return [self.preprocessor.source_vocabulary[i] for i in ids]
 
-    def get_config(self):
-        config = super().get_config()
-        arguments = self.backbone.model_arguments()
-        del arguments["syntax_tied_ids"], arguments["syntax_lender_ids"]
-        # With "bare_words" the lists are written even when empty (a split where every bare
-        # word also appears in context): None would ask for training commands on reload.
-        tying = self.syntax_tying == "bare_words"
-        config.update(arguments, syntax_tying=self.syntax_tying,
-                      syntax_tied_words=self.syntax_tied_words if tying else None,
-                      syntax_lender_words=self.syntax_lender_words if tying else None)
-        return config
+    @property
+    def syntax_lender_words(self) -> list[str]:
+        """The words whose syntactic embeddings the tied words read the mean of."""
+        ids = self.backbone.get_config()["syntax_lender_ids"]
+        return [self.preprocessor.source_vocabulary[i] for i in ids]
+
+
+def _tying_ids(preprocessor, tying, tied_words, lender_words):
+    """(tied ids, lender ids) of the syntactic embedding, checked against the vocabulary."""
+    if tying not in SYNTAX_TYING:
+        raise ValueError(f"syntax_tying must be one of {list(SYNTAX_TYING)}, got {tying!r}")
+    if tying == "none":
+        if tied_words or lender_words:
+            raise ValueError("syntax_tied_words and syntax_lender_words need "
+                             "syntax_tying='bare_words'")
+        return [], []
+    if tied_words is None or lender_words is None:
+        raise ValueError("syntax_tying='bare_words' takes its words from the training "
+                         "commands: build with SyntacticAttention.data_arguments(model_args, "
+                         "train_commands), or give syntax_tied_words and syntax_lender_words")
+    for name, words in (("syntax_tied_words", tied_words),
+                        ("syntax_lender_words", lender_words)):
+        if isinstance(words, str) or not all(isinstance(w, str) and len(w.split()) == 1
+                                             for w in words):
+            raise ValueError(f"{name} must be a list of single words, got {words!r}")
+        unknown = [w for w in words if w not in preprocessor.source_words]
+        if unknown:
+            raise ValueError(f"{name} names words outside the vocabulary (special "
+                             f"tokens included): {unknown}")
+    return ([preprocessor.source_id(w) for w in tied_words],
+            [preprocessor.source_id(w) for w in lender_words])
 
 
 SYNTAX_TYING = ("none", "bare_words")

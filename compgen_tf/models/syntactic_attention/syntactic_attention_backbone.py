@@ -16,7 +16,7 @@ from compgen_tf.models.initialization import (check_weight_initialization, dense
 from compgen_tf.models.lstm_inference import bidirectional_lstm
 from compgen_tf.models.syntactic_attention.syntactic_attention_decoder import (
     SyntacticAttentionDecoder)
-from compgen_tf.vocabulary import EOS_ID, SOS_ID
+from compgen_tf.tokens import EOS_ID, SOS_ID
 
 _FLAGS = ("sequential_semantics", "syntax_action", "nonlinear_semantics")
 

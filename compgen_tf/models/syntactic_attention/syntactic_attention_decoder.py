@@ -10,7 +10,7 @@ from compgen_tf.layers.masked_attention import masked_softmax
 from compgen_tf.models.initialization import (check_weight_initialization, dense_initializers,
                                               lstm_initializers)
 from compgen_tf.models.recurrent_decoder import RecurrentDecoder
-from compgen_tf.vocabulary import EOS_ID, SOS_ID
+from compgen_tf.tokens import EOS_ID, SOS_ID
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
