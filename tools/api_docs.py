@@ -22,6 +22,9 @@ What is public, as the API reference (pdoc) shows it:
   docstring's "Call arguments", as keras-hub does.
 Module-level constants cannot carry a docstring at run time: their module's docstring
 describes them. An object listed in several `__all__`s is checked once, where it is defined.
+A class or function that a module merely re-exports from outside the packages checked (its
+`__module__` is in none of them, e.g. Keras' `DropoutRNNCell` in `compgen_tf.keras_internals`)
+is not checked, nor are its members: its docstrings are its authors'.
 """
 
 import argparse
@@ -74,6 +77,11 @@ def _member_documented(cls, name: str, attribute) -> bool:
         name in vars(base) for base in cls.__mro__[1:])
 
 
+def _in_packages(module_name, package_names) -> bool:
+    return any(module_name == package or module_name.startswith(package + ".")
+               for package in package_names)
+
+
 def _module_members(module):
     names = getattr(module, "__all__", None)
     if names is not None:
@@ -97,6 +105,8 @@ def missing_docstrings(package_names) -> list[str]:
             for name, value in _module_members(module):
                 if not (inspect.isclass(value) or inspect.isfunction(value)):
                     continue  # constants (see the module docstring) and re-exported modules
+                if not _in_packages(getattr(value, "__module__", None) or "", package_names):
+                    continue  # re-exported from another library (see the module docstring)
                 if id(value) in seen:
                     continue
                 seen.add(id(value))

@@ -85,6 +85,7 @@ def import_tensorflow_quietly(argv) -> None:
 
 
 def usage() -> str:
+    """The top-level help: the usage line and every command of `COMMANDS`, one a line."""
     width = max(map(len, COMMANDS))
     lines = [f"  {name:<{width}}  {text}" for name, (_, text) in COMMANDS.items()]
     return ("usage: python -m compgen_tf <command> [options]   (or: compgen-tf ...)\n\n"
@@ -94,6 +95,15 @@ def usage() -> str:
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf <command> [options]`: runs `command`'s module's `main`.
+
+    Args:
+        argv: the arguments after the program name (default: `sys.argv[1:]`); `--verbose`
+            anywhere shows TensorFlow's start-up lines and is then dropped.
+
+    Returns:
+        The command's exit code; 0 for `--help`, 2 for no command or an unknown one.
+    """
     argv = list(sys.argv[1:] if argv is None else argv)
     import_tensorflow_quietly(argv)
     argv = [a for a in argv if a != "--verbose"]

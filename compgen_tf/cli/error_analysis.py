@@ -26,6 +26,9 @@ from compgen_tf.reporting.error_analysis import run_errors, summary_lines, write
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf errors`: prints the error kinds of a run's split and writes
+    `error_kinds_<split>.json`; exit code 0, or 2 when the run's errors file cannot be
+    read."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf errors",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

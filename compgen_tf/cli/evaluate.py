@@ -18,6 +18,8 @@ SPLITS = ("train", "validation", "test")
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf evaluate`: scores a run on `--splits` (its experiment's
+    `evaluate`); exit code 0, or 2 when the run directory cannot be read."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf evaluate", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="run directory written by `train`")

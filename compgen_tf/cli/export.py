@@ -114,6 +114,9 @@ def _serve_single_commands_with_xla(model):
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf export`: writes the run's SavedModel to `--out`; exit code 0,
+    or 2 when the run is missing, `--out` exists or the model cannot be exported (a
+    toy-task model)."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf export", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="run directory written by `train`")

@@ -18,6 +18,9 @@ from compgen_tf.reporting.plot_attention import plot_attention
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf plot-attention`: writes the heat map of `--command`'s
+    translation; exit code 0, or 2 when the run, the model's attention or the command is
+    refused."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-attention",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

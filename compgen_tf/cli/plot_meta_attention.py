@@ -20,6 +20,9 @@ from compgen_tf.reporting.plot_meta_attention import default_support, plot_episo
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf plot-meta-attention`: writes the two heat maps of `--query`
+    (with the `--support` pairs, or the task's first test episode); exit code 0, or 2
+    when the run or the episode is refused."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

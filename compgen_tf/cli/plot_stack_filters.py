@@ -25,6 +25,9 @@ from compgen_tf.reporting.plot_stack_filters import (load_stack_model, plot_stac
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf plot-stack-filters`: writes the filters' heat maps of
+    `--string` and prints each unit's push profile; exit code 0, or 2 when the run or the
+    string is refused."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-stack-filters",
                                      description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -63,6 +63,7 @@ the difference; 2 when the file or seed cannot be checked or the run directory e
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of `reproduce` (without `--check`, which `check_main` parses)."""
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
@@ -93,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf reproduce`: trains the seeds and writes the results file,
+    or with `--check` retrains one recorded seed (`check_main`).
+
+    Returns:
+        0 when done; 1 when a seed did not train (`ReproduceFailed`); 2 when the request,
+        a configuration, a results file or a run directory is refused.
+    """
     argv = sys.argv[1:] if argv is None else list(argv)
     if any(arg == "--check" or arg.startswith("--check=") for arg in argv):
         return check_main(argv)

@@ -32,6 +32,7 @@ DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of `train`: `--model` and `--split` choose among the registered ones."""
     import tfds_scan
 
     parser = argparse.ArgumentParser(
@@ -80,6 +81,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf.train` (`python -m compgen_tf train`): trains one run and
+    prints its scores.
+
+    Checks that the model takes a `--split` or a `--task` as given, builds the strategy
+    (SCAN models) before anything initialises TensorFlow's devices, resolves the
+    configuration and trains in the run directory (resumed if it exists).
+
+    Returns:
+        0 when the run is trained (a multi-worker worker: when its part is done); 2 when
+        an argument, the configuration or the run directory is refused.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)

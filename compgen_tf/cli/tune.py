@@ -107,6 +107,7 @@ from compgen_tf.experiments.tune import (DEFAULT_MAX_EPOCHS, DEFAULT_MAX_TRIALS,
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of `tune` (its options are described in the module docstring)."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf tune", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
@@ -164,6 +165,14 @@ def _check_numbers(args):
 
 
 def main(argv=None) -> int:
+    """`python -m compgen_tf tune`: runs (or resumes) the search and writes its report.
+
+    Returns:
+        0 when the search ended with a completed trial (a distributed worker: when no
+        trial is left); 1 when it stopped on failed trials or none completed; 2 when an
+        argument, the configuration or the search space is refused, or the output holds
+        another search.
+    """
     args = build_parser().parse_args(argv)
     argv = sys.argv[1:] if argv is None else list(argv)
     command = "python -m compgen_tf tune " + shlex.join(argv)

@@ -90,6 +90,8 @@ class EpisodeBatches:
         self.model, self.task, self.seed = model, task, int(seed)
 
     def batch(self, step: int):
+        """The batch of `step`: training episode `step` of the seed, as `episode_batch` makes
+        it (with the support items among the queries when the model has `support_loss`)."""
         episode = episodes.training_episode(self.task, self.seed, int(step))
         return episode_batch(self.model, episode, self.model.support_loss)
 

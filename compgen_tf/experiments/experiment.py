@@ -87,6 +87,7 @@ class Experiment:
         return False
 
     def check_task(self, model: str, task: str) -> None:
+        """Raises a `ConfigError` unless `task` is one of `model`'s registered tasks."""
         from compgen_tf import registry
 
         tasks = registry.spec(model).tasks
@@ -95,6 +96,7 @@ class Experiment:
                               f"{', '.join(tasks)}")
 
     def task(self, config: dict) -> str:
+        """The split or task that `config` trains on (its `task_key`)."""
         return config[self.task_key]
 
     def check_model_args(self, config: dict) -> None:

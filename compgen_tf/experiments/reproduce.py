@@ -75,6 +75,7 @@ class Reproduction:
 
     @property
     def run_name(self) -> str:
+        """The name of the run directories and results files: `name`, else `task`."""
         return self.name or self.task
 
     def run_dir(self, seed: int) -> Path:
@@ -83,6 +84,7 @@ class Reproduction:
 
     @property
     def seed_range(self) -> range:
+        """The seeds to train: `first_seed` to `first_seed + seeds - 1`."""
         return range(self.first_seed, self.first_seed + self.seeds)
 
 

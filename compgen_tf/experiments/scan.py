@@ -51,6 +51,8 @@ def is_translation(split: str) -> bool:
 
 
 def evaluated_splits(split: str) -> tuple:
+    """The parts a run on `split` is scored on by default: train, validation and test, and
+    daxy on an English-French split (`--evaluate-splits` chooses among them)."""
     return MT_EVALUATED_SPLITS if is_translation(split) else EVALUATED_SPLITS
 
 

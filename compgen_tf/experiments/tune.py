@@ -208,6 +208,8 @@ def worker_id() -> str | None:
 
 
 def trial_run_dir(tuner, trial_id) -> Path:
+    """The run directory where trial `trial_id` of `tuner` trains:
+    `<project dir>/trial_<id>/run`."""
     return Path(tuner.project_dir) / f"trial_{trial_id}" / "run"
 
 

@@ -81,6 +81,17 @@ class Backbone(keras.Model):
         return ops.not_equal(source_ids, PAD_ID)
 
     def encode(self, source_ids, training=False):
+        """The encoder half: the memory that the decoder reads; each backbone implements it.
+
+        Args:
+            source_ids: int (batch, source_length), padded with `<pad>`.
+            training: whether dropout is active.
+
+        Returns:
+            A tuple of tensors whose first element has the source length as its second axis
+            (its other elements are the backbone's own, e.g. the source mask and the
+            decoder's initial state).
+        """
         raise NotImplementedError
 
     def get_config(self):

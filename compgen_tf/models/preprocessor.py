@@ -205,10 +205,12 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
 
     @property
     def source_vocabulary_size(self) -> int:
+        """The number of source ids: the special tokens and the command words."""
         return len(SPECIAL_TOKENS) + len(self.source_words)
 
     @property
     def target_vocabulary_size(self) -> int:
+        """The number of target ids: the special tokens and the action tokens."""
         return len(SPECIAL_TOKENS) + len(self.target_words)
 
     def source_id(self, word) -> int:

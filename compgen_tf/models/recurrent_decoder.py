@@ -72,6 +72,11 @@ class RecurrentDecoder(keras.layers.Layer):
         self.built = True
 
     def build_sublayers(self, memory_shapes):
+        """Builds the subclass's sublayers (called once, by `build`; never inside the loop).
+
+        Args:
+            memory_shapes: the shapes of the memory tensors (`encode`'s outputs).
+        """
         raise NotImplementedError
 
     def start_state(self, memory, lengths):
@@ -81,18 +86,43 @@ class RecurrentDecoder(keras.layers.Layer):
         return self.initial_state(memory)
 
     def initial_state(self, memory):
+        """The loop state at the first step (a tensor or a nested structure of them)."""
         raise NotImplementedError
 
     def prepare(self, memory):
+        """The tensors every step reads and none changes, computed once per sequence.
+
+        Returns:
+            A tuple, passed to `step` as `constants`; `()` by default.
+        """
         return ()
 
     def step(self, previous_ids, state, memory, constants, training=False):
+        """One decoding step.
+
+        Args:
+            previous_ids: int (batch,): the token fed at this step (`<sos>` at the first).
+            state: the loop state (`initial_state`'s structure).
+            memory: the encoder's outputs.
+            constants: what `prepare` returned.
+            training: whether dropout is active.
+
+        Returns:
+            `(logits (batch, vocabulary_size), new state, attention (batch, source_length))`.
+        """
         raise NotImplementedError
 
     def prepare_greedy(self, memory):
+        """The constants of `greedy_step`, once per sequence; `prepare(memory)` by default."""
         return self.prepare(memory)
 
     def greedy_step(self, previous_ids, state, memory, constants):
+        """One step of greedy decoding (no gradient flows through it); `step` by default.
+
+        A subclass may compute it another way, equal to `step` up to float rounding, where
+        more work in `prepare_greedy` makes each step cheaper. Arguments and return value as
+        `step`'s, `constants` being what `prepare_greedy` returned.
+        """
         return self.step(previous_ids, state, memory, constants)
 
     def attention_length(self, memory):

@@ -205,16 +205,24 @@ class Seq2SeqModel(TrainStep, keras.Model):
         return cls(**config)
 
     # The preprocessor's settings, read by training, serving and the tools.
-    max_input_length = property(lambda self: self.preprocessor.max_input_length)
-    command_grammar = property(lambda self: self.preprocessor.command_grammar)
-    source_starts_with_sos = property(lambda self: self.preprocessor.source_starts_with_sos)
+    max_input_length = property(
+        lambda self: self.preprocessor.max_input_length,
+        doc="The longest command, in words, that the preprocessor accepts.")
+    command_grammar = property(
+        lambda self: self.preprocessor.command_grammar,
+        doc='The language commands are checked against (`"scan"`), or None: words only.')
+    source_starts_with_sos = property(
+        lambda self: self.preprocessor.source_starts_with_sos,
+        doc="Whether commands are encoded as `<sos> words <eos>` (else `words <eos>`).")
 
     @property
     def source_vocabulary_size(self) -> int:
+        """The number of source (command) tokens, special tokens included."""
         return self.preprocessor.source_vocabulary_size
 
     @property
     def target_vocabulary_size(self) -> int:
+        """The number of target (action) tokens, special tokens included."""
         return self.preprocessor.target_vocabulary_size
 
     @property

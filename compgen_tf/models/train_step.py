@@ -65,6 +65,15 @@ class TrainStep(SkipSymbolicBuild):
 
     def compile(self, optimizer="adam", clip_norm=None, teacher_forcing_ratio=1.0,
                 sampling_seed=0, jit_compile=False, unroll=False, **kwargs):
+        """Keras' `compile` with no loss or metrics of Keras' own, plus the step's settings.
+
+        Resets `loss_tracker`. The arguments beyond Keras' are described in the class
+        docstring; `optimizer`, `jit_compile` and `**kwargs` go to `keras.Model.compile`.
+
+        Raises:
+            ValueError: `unroll` under more than one replica, a `clip_norm` that is not
+                positive, or a `teacher_forcing_ratio` outside [0, 1].
+        """
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
         # A compiled model starts from no loss, as Keras' own tracker does (it makes a new one).
         self.loss_tracker.reset_state()
@@ -83,6 +92,19 @@ class TrainStep(SkipSymbolicBuild):
         self.sampling_seed = int(sampling_seed)
 
     def token_loss(self, data, training=True, seed=None):
+        """The loss of one replica's slice of a batch; each model implements it.
+
+        Args:
+            data: the batch (slice) as the dataset yields it.
+            training: whether dropout and teacher-forcing draws are active (False in
+                `test_step`).
+            seed: the stateless seed of the teacher-forcing draws (`train_step`'s; None
+                when not training).
+
+        Returns:
+            `(summed token cross-entropy, number of target tokens)`: summed, not averaged,
+            so that `train_step` divides by the global batch's tokens.
+        """
         raise NotImplementedError
 
     # Keras turns `jit_compile=True` off for a model holding a layer that XLA cannot compile,
@@ -90,6 +112,7 @@ class TrainStep(SkipSymbolicBuild):
     # and never calls them, so the setting is kept as given.
     @property
     def jit_compile(self):
+        """Whether the train step is compiled with XLA: as `compile` was given it."""
         return bool(getattr(self, "_xla", False))
 
     @jit_compile.setter
@@ -98,6 +121,7 @@ class TrainStep(SkipSymbolicBuild):
 
     @property
     def metrics(self):
+        """`[loss_tracker]`: the metrics that Keras resets each epoch and logs."""
         # The loss tracker alone: the train and test steps update no other metric, and
         # Keras' own loss tracker (which `compile` also makes) is never updated.
         return [self.loss_tracker]
@@ -105,12 +129,17 @@ class TrainStep(SkipSymbolicBuild):
     # Training settings are not part of a saved model: `fit_run` compiles from the run's
     # configuration, and a loaded model translates without being compiled.
     def get_compile_config(self):
+        """None: a saved model keeps no training settings."""
         return None
 
     def compile_from_config(self, config):
+        """Does nothing: a loaded model is left uncompiled (see `get_compile_config`)."""
         pass
 
     def test_step(self, data):
+        """`evaluate`'s step: `token_loss` without dropout or feedback, over the global
+        batch's tokens, added to `loss_tracker` weighted by them (over a dataset: the loss
+        per token). Returns `{"loss": ...}`."""
         context = tf.distribute.get_replica_context()
         summed, tokens = self.token_loss(data, training=False)
         summed = context.all_reduce(tf.distribute.ReduceOp.SUM, summed)
@@ -120,12 +149,21 @@ class TrainStep(SkipSymbolicBuild):
         return {"loss": self.loss_tracker.result()}
 
     def predict_step(self, data):
+        """`predict`'s step: `predict_ids(data)`."""
         return self.predict_ids(data)
 
     def predict_ids(self, data):
+        """What `predict` returns for a batch (greedy output ids for the sequence models);
+        each model implements it."""
         raise NotImplementedError
 
     def make_train_function(self, force=False):
+        """Keras' train function, or with `unroll` one that traces a step per batch shape.
+
+        The unrolled function draws each batch eagerly and runs it through a `tf.function`
+        of its shape (XLA as `jit_compile` says), traced with the lengths known and the
+        recurrences written out (`compgen_tf.models.unrolling.unrolled_recurrences`).
+        """
         if not self.unroll:
             return super().make_train_function(force)
         if self.train_function is not None and not force:
@@ -154,6 +192,13 @@ class TrainStep(SkipSymbolicBuild):
             return self.train_step(data)
 
     def train_step(self, data):
+        """One optimizer step over the global batch, as the class docstring describes.
+
+        `token_loss` with the step's stateless seed, over the global batch's tokens, plus
+        each replica's share of the layers' weight penalties; the replicas' gradients
+        summed, clipped to `clip_norm`, and applied as each replica's share. Returns
+        `{"loss": ...}`, the epoch's mean training loss so far (`loss_tracker`).
+        """
         context = tf.distribute.get_replica_context()
         replicas, replica = context.num_replicas_in_sync, context.replica_id_in_sync_group
         step = tf.cast(self.optimizer.iterations, tf.int32)

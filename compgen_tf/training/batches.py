@@ -61,6 +61,8 @@ class SplitBatches:
         return self._batches
 
     def batch(self, step: int):
+        """The `(source_ids, target_ids)` of `step`: batch `step mod n` of epoch `step div n`,
+        trimmed to a multiple of `length_bucket` (`gather_batch`)."""
         epoch, index = divmod(int(step), self.batches_per_epoch)
         return gather_batch(self.split, self._epoch_batches(epoch)[index], self.length_bucket)
 
@@ -92,6 +94,7 @@ class ArrayBatches:
         self._epoch, self._order = None, None
 
     def batch(self, step: int):
+        """The rows of every array at `step`: batch `step mod n` of epoch `step div n`."""
         epoch, index = divmod(int(step), self.batches_per_epoch)
         if epoch != self._epoch:
             self._epoch = epoch

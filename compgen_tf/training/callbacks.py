@@ -36,6 +36,7 @@ class TrainingProgress:
         return self.variables[name]
 
     def value(self, name):
+        """The current value of variable `name`, as a Python int or float."""
         return self.variables[name].numpy().item()
 
 
@@ -90,6 +91,7 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         return True
 
     def save(self):
+        """Writes a checkpoint numbered by the optimizer's step (the last two are kept)."""
         self.manager.save(checkpoint_number=int(self._model.optimizer.iterations.numpy()))
 
     def on_epoch_end(self, epoch, logs=None):

@@ -30,6 +30,7 @@ class EncodedSplit:
 
     @property
     def target_lengths(self) -> np.ndarray:
+        """The number of target tokens of each example, `<eos>` included: (n,)."""
         return (self.target_ids != PAD_ID).sum(axis=1)
 
 
