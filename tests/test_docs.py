@@ -156,14 +156,6 @@ def test_every_public_name_of_the_packages_has_a_docstring():
     assert (result.returncode, result.stdout) == (0, ""), result.stdout + result.stderr
 
 
-def test_the_packages_documented_here_have_every_docstring():
-    # What this branch documented stays documented while the rest is filled in.
-    result = _run_api_docs("--check", "compgen_tf", "tfds_scan")
-    assert result.returncode in (0, 1), result.stderr
-    done = ("compgen_tf.groups.", "compgen_tf.layers.", "compgen_tf.reporting.plot", "tfds_scan")
-    assert [name for name in result.stdout.splitlines() if name.startswith(done)] == []
-
-
 # ---------------------------------------------------------------- links of the Markdown files
 
 SKIPPED_DIRS = {".venv", "build", "dist", "runs", "node_modules", "__pycache__"}
