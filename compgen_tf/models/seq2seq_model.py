@@ -26,7 +26,7 @@ class Seq2SeqModel(TrainStep, keras.Model):
     errors. This class does the rest once for every family: teacher-forced logits
     (`compute_logits`, with scheduled sampling when given a seed), greedy decoding through
     `compgen_tf.decoding.GreedySampler` (`greedy_decode`, `attention_weights`), training
-    through `fit` (`compgen_tf.training.train_step.TrainStep`), and strings to ids and back
+    through `fit` (`compgen_tf.models.train_step.TrainStep`), and strings to ids and back
     through the preprocessor (TensorFlow ops only, so the same code runs in `tf.data`, in
     `translate` and inside an exported SavedModel).
 
@@ -268,7 +268,7 @@ class Seq2SeqModel(TrainStep, keras.Model):
 
     def token_loss(self, data, training=True, seed=None):
         """(summed token cross-entropy, token count) of a `(source_ids, target_ids)` batch:
-        what `train_step` (`compgen_tf.training.train_step.TrainStep`) minimises.
+        what `train_step` (`compgen_tf.models.train_step.TrainStep`) minimises.
 
         With a length head the `<eos>` targets are left out and, while the head is trainable,
         its squared error on each command's number of output tokens is added, times its
