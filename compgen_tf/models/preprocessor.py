@@ -99,6 +99,9 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
         self.max_input_length = int(max_input_length)
         self.source_starts_with_sos = bool(source_starts_with_sos)
         self.command_grammar = command_grammar
+        # Imported here, not while a graph is traced: a `tf.data` map traces with AutoGraph,
+        # which cannot convert the import machinery and warns on every training run.
+        self._grammar = None if command_grammar is None else grammar_check(command_grammar)
         lookup = dict(mask_token=PAD, oov_token=UNK, output_mode="int")
         self.source_lookup = keras.layers.StringLookup(
             vocabulary=[SOS, EOS] + self.source_words, name="source_lookup", **lookup)
@@ -148,7 +151,7 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
             str(self.max_input_length)]), error)
         error = tf.where(tf.equal(n_words, 0), "empty command", error)
         if self.command_grammar is not None:
-            pattern, message = grammar_check(self.command_grammar)
+            pattern, message = self._grammar
             outside = tf.logical_not(tf.strings.regex_full_match(_join_words(words), pattern))
             error = tf.where(tf.equal(error, "") & outside, message, error)
         # An invalid row becomes the empty command (`<eos>` alone), so decoding it cannot fail.
