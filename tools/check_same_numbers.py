@@ -142,6 +142,13 @@ def main(argv=None) -> int:
                   argv if argv is not None else sys.argv[1:]),
               "old": versions["old"], "new": versions["new"], "steps": args.steps,
               "families": {}}
+    if versions["new"] == "WORKTREE":  # which files those were: the commit, and any edits
+        git = ["git", "-C", str(repository)]
+        report["new_head"] = subprocess.run(git + ["rev-parse", "HEAD"], check=True,
+                                            capture_output=True, text=True).stdout.strip()
+        report["new_uncommitted_changes"] = bool(subprocess.run(
+            git + ["status", "--porcelain", "--untracked-files=no"], check=True,
+            capture_output=True, text=True).stdout.strip())
     with tempfile.TemporaryDirectory() as folder:
         trees = {role: checkout(repository, versions[role], Path(folder))
                  for role in ("old", "new")}
