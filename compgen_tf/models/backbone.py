@@ -71,6 +71,12 @@ class Backbone(keras.Model):
 
     def make_functional(self, inputs, outputs, **kwargs):
         """Initialises this object as the functional model from `inputs` to `outputs`."""
+        # A functional model ignores keyword arguments it does not know, so a misspelt
+        # architecture argument would pass unnoticed: only a layer's own are taken.
+        unknown = sorted(set(kwargs) - {"name", "trainable"})
+        if unknown:
+            raise TypeError(f"Unrecognized keyword arguments passed to {type(self).__name__}: "
+                            f"{unknown}")
         # super(), not keras.Model.__init__: the first call makes Keras insert `Functional`
         # above this class, and later calls must go to it rather than insert it again.
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
