@@ -1,13 +1,4 @@
-"""Memory and decoder attention of a meta seq2seq learner for one query (Lake 2019, Fig. A.1/A.2).
-
-    python -m compgen_tf plot-meta-attention --run runs/meta_seq2seq/mutual_exclusivity/seed0 \\
-        --query "lug zup lug wif dax zup"
-
-Writes a PNG with two heat maps: left, the key-value memory attention (rows: query
-input steps, columns: support items); right, the decoder attention (rows: output
-steps, columns: query input steps). The support set is the task's first test
-episode unless `--support "COMMAND=ACTIONS"` items are given.
-"""
+"""The `plot-meta-attention` command; its manual is `compgen_tf.reporting.plot_meta_attention`'s docstring."""
 
 from __future__ import annotations
 
@@ -16,6 +7,7 @@ import sys
 from pathlib import Path
 
 from compgen_tf.experiments.experiment import load_run_model
+from compgen_tf.reporting import plot_meta_attention as reporting_plot_meta_attention
 from compgen_tf.reporting.plot_meta_attention import default_support, plot_episode_attention
 
 
@@ -24,7 +16,7 @@ def main(argv=None) -> int:
     (with the `--support` pairs, or the task's first test episode); exit code 0, or 2
     when the run or the episode is refused."""
     parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
-                                     description=__doc__,
+                                     description=reporting_plot_meta_attention.__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", required=True, help="a meta_seq2seq run directory")
     parser.add_argument("--query", required=True, help="the query command")
