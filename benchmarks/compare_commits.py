@@ -83,7 +83,8 @@ def main(argv=None):
                     subprocess.run(["git", "-C", str(REPOSITORY), "worktree", "remove", "--force",
                                     str(tree)], check=False)
     old, new = medians(runs["old"]), medians(runs["new"])
-    rates = [k for k in old if k.endswith("_per_s") or "_per_s_" in k]
+    # Rates (per second) and times (seconds, milliseconds a step): new/old of each.
+    rates = [k for k in old if k.endswith(("_per_s", "_s", "_ms_per_step")) or "_per_s_" in k]
     emit({"benchmark": "compare_commits",
           "command": "python benchmarks/compare_commits.py " + shlex.join(argv),
           "old": args.old, "new": args.new, "rounds": args.rounds,
