@@ -55,6 +55,13 @@ NOT_COMPARED = {"versions", "command", "commit", "wall_time_s", "evaluation_time
                 "elapsed_s", "time_s", "run_dir", "output"}
 
 
+# A check of the code, not a result: it trains every family at its committed configuration
+# (whose own provenance is in configs/) and chooses nothing.
+PROVENANCE = {"kind": "check", "reason": "compares two versions of the code at the committed "
+              "configurations, one seed, a few hundred steps; no setting is chosen with it "
+              "and no test score is read (SCAN runs score validation only)"}
+
+
 def weight_digests(keras_file: Path) -> list:
     """Sorted (shape, sha256) of every array in a `.keras` file's weights."""
     with zipfile.ZipFile(keras_file) as archive:
@@ -141,7 +148,7 @@ def main(argv=None) -> int:
     report = {"command": "python tools/check_same_numbers.py " + " ".join(
                   argv if argv is not None else sys.argv[1:]),
               "old": versions["old"], "new": versions["new"], "steps": args.steps,
-              "families": {}}
+              "provenance": PROVENANCE, "families": {}}
     if versions["new"] == "WORKTREE":  # which files those were: the commit, and any edits
         git = ["git", "-C", str(repository)]
         report["new_head"] = subprocess.run(git + ["rev-parse", "HEAD"], check=True,
