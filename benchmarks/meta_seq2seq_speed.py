@@ -51,8 +51,10 @@ def main(argv=None):
     config_path = module("compgen_tf.experiments.config").config_path
     load_config = module("compgen_tf.experiments.config").load_config
     episodes = module("compgen_tf.experiments.episodes")
-    MODEL_NAME, build_model, episode_batch = (episodes.MODEL_NAME, episodes.build_model,
-                                              episodes.episode_batch)
+    MODEL_NAME, episode_batch = episodes.MODEL_NAME, episodes.episode_batch
+    # (the episodes' own builder before the experiments' one run, the registry's since)
+    build_model = getattr(episodes, "build_model", None) or module(
+        "compgen_tf.registry").build_meta_model
     from compgen_tf.versions import package_versions
     from tfds_scan import episodes
 

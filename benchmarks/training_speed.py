@@ -4,9 +4,10 @@
                                         [--out results/benchmarks/training_speed.json]
 
 For each family it trains one short run from scratch with the committed configuration
-(`experiments.scan.train_run` for the SCAN models, `experiments.episodes.train_meta_run` for
-meta seq2seq, `experiments.toy.train_toy_run` for the toy models; before 0.2.0 `runs`,
-`meta_training` and `toy_runs`, see `library.py`), one validation at the very end and no test
+(the experiment's one run, `SCAN.train`, `EPISODES.train` and `TOY.train`, on a `RunConfig`;
+before it the run functions `experiments.scan.train_run`, `experiments.episodes.train_meta_run`
+and `experiments.toy.train_toy_run`, and before 0.2.0 in `runs`, `meta_training` and `toy_runs`,
+see `library.py`), one validation at the very end and no test
 evaluation, and reports the run's own `wall_time_s` (training time, first-step tracing
 included, validation excluded) and training examples (or episodes) per second. These entry
 points exist on every version since the configuration bases, so `compare_commits.py` can
@@ -53,13 +54,17 @@ def train_once(family: str, steps: int, run_dir: Path, config_file: str | None =
     short = [f"training.max_steps={steps}", f"training.eval_every={steps}",
              f"training.checkpoint_every={steps}"]
     if kind == "scan":
-        train_run = module("compgen_tf.experiments.scan").train_run
+        scan = module("compgen_tf.experiments.scan")
 
         config = apply_overrides(load_config(config_file or config_path(model, split)),
                                  short + ["data.validation_fraction=0.02"])
         config.update(model=model, split=split)
-        metrics = train_run(config, run_dir, seed=0, verbose=0, evaluate_splits=())
-        examples = steps * config["training"]["batch_size"]
+        if hasattr(scan, "train_run"):  # before the experiments' one run
+            metrics = scan.train_run(config, run_dir, seed=0, verbose=0, evaluate_splits=())
+        else:
+            metrics = scan.SCAN.train(scan.SCAN.run_config(config), run_dir, seed=0, verbose=0,
+                                      evaluate_splits=())
+        examples = steps * config["training"].get("batch_size", 64)
     elif kind == "meta":
         meta_training = module("compgen_tf.experiments.episodes")
 
@@ -68,14 +73,21 @@ def train_once(family: str, steps: int, run_dir: Path, config_file: str | None =
             config = meta_training.EPISODES.resolve_config(model, split, overrides=overrides)
         else:
             config = meta_training.resolve_config(split, overrides=overrides)
-        metrics = meta_training.train_meta_run(config, run_dir, seed=0, verbose=0)
+        if hasattr(meta_training, "train_meta_run"):  # before the experiments' one run
+            metrics = meta_training.train_meta_run(config, run_dir, seed=0, verbose=0)
+        else:
+            metrics = meta_training.EPISODES.train(config, run_dir, seed=0, verbose=0)
         examples = steps  # episodes
     else:
         toy_runs = module("compgen_tf.experiments.toy")
 
         config = apply_overrides(load_config(config_path(model, split)), short)
         config.update(model=model, task=split)
-        metrics = toy_runs.train_toy_run(config, run_dir, seed=0, verbose=0)
+        if hasattr(toy_runs, "train_toy_run"):  # before the experiments' one run
+            metrics = toy_runs.train_toy_run(config, run_dir, seed=0, verbose=0)
+        else:
+            metrics = toy_runs.TOY.train(toy_runs.TOY.run_config(config), run_dir, seed=0,
+                                         verbose=0)
         examples = None
     result = {"wall_time_s": metrics["wall_time_s"], "steps": metrics.get("steps", steps)}
     if examples is not None:

@@ -3,3 +3,7 @@
 
 class ConfigError(ValueError):
     """A configuration file or override that cannot be used."""
+
+
+class RunDirectoryError(ValueError):
+    """A run directory that a command cannot use as asked (it holds another configuration)."""

@@ -203,11 +203,11 @@ def scan_vocabularies():
     return words, ["I_JUMP", "I_LOOK", "I_RUN", "I_TURN_LEFT", "I_TURN_RIGHT", "I_WALK"]
 
 
-def check_model_args(name: str, model_args: dict) -> None:
-    """A `ConfigError` unless SCAN model `name` can be built from `model_args`.
-
-    Called before a run directory is written, so that a bad value is reported as such
-    instead of leaving a run directory that the corrected command would refuse.
+def check_model_values(name: str, model_args: dict) -> None:
+    """A `ConfigError` unless SCAN model `name` can be built from `model_args` (on SCAN's
+    whole vocabulary): how a search space's values are checked before a search starts.
+    (A run checks the names of its model_args when its configuration is resolved, and their
+    values where it builds its model, once.)
     """
     words, actions = scan_vocabularies()
     try:

@@ -9,7 +9,7 @@ import tensorflow as tf
 
 from compgen_tf.models.symmetry.composition import ConvolutionalEncoderDecoder, build_composition_model
 from compgen_tf.models.symmetry.rule_learning import build_rule_learning_model
-from compgen_tf.experiments.toy import composition_arrays, task_data, train_toy_run
+from compgen_tf.experiments.toy import TOY, composition_arrays, task_data
 from tfds_scan import toy_tasks
 
 
@@ -84,7 +84,7 @@ def test_symmetric_model_learns_held_out_combinations(tmp_path):
     config.update(model="symbol_convolution", task="composition")
     config["training"].update(max_steps=900, eval_every=300)
     data = task_data("composition", 0, config["data"])
-    metrics = train_toy_run(config, tmp_path / "run", seed=0, verbose=0, data=data)
+    metrics = TOY.train(TOY.run_config(config), tmp_path / "run", seed=0, verbose=0, data=data)
     assert metrics["accuracy"]["test"] == 1.0
     assert metrics["accuracy"]["validation"] > 0.9
 

@@ -74,7 +74,7 @@ SCAN_MODEL = ["--model", "syntactic_attention"]
     ("train", SCAN_MODEL + ["--set", "model_args.semantic_dim=2.5"],
      "semantic_dim must be a positive integer, got 2.5"),
     ("train", SCAN_MODEL + ["--set", "model_args.semantic_width=3"],
-     "Unrecognized keyword arguments"),
+     "model_args of syntactic_attention: unknown argument(s) semantic_width; it takes: "),
     ("reproduce", SCAN_MODEL + ["--split", "simple", "--seeds", "1", "--set",
                                 "model_args.dropout=1.5"], "dropout must be in [0, 1)"),
     ("train", ["--model", "meta_seq2seq", "--task", "mutual_exclusivity", "--set",
@@ -198,21 +198,21 @@ def test_provenance_is_documentation_checked_and_not_inherited(tmp_path):
 
     experiment = experiment_for("seq2seq")
     resolved = experiment.resolve_config("seq2seq", "simple", tmp_path / "base.json")
-    assert resolved["provenance"] == faithful
+    assert resolved.provenance == faithful
     unrecorded = experiment.resolve_config("seq2seq", "simple", tmp_path / "variant.json")
-    assert unrecorded["provenance"] == {
+    assert unrecorded.provenance == {
         "kind": "post-hoc",
         "reason": f"not recorded: {tmp_path / 'variant.json'} does not say how its settings "
                   "were chosen"}
     changed = experiment.resolve_config("seq2seq", "simple", tmp_path / "base.json",
                                         ["training.batch_size=8"], steps=10)
-    assert changed["provenance"]["kind"] == "post-hoc"
-    assert "training.batch_size: 32 -> 8" in changed["provenance"]["reason"]
-    assert "training.max_steps" in changed["provenance"]["reason"]
+    assert changed.provenance["kind"] == "post-hoc"
+    assert "training.batch_size: 32 -> 8" in changed.provenance["reason"]
+    assert "training.max_steps" in changed.provenance["reason"]
     # Setting a value to what the file holds changes nothing.
     same = experiment.resolve_config("seq2seq", "simple", tmp_path / "base.json",
                                      [f"training.batch_size={base['training']['batch_size']}"])
-    assert same["provenance"] == faithful
+    assert same.provenance == faithful
 
     for bad in ({"kind": "tuned", "reason": "x"}, {"kind": "faithful"},
                 {"kind": "faithful", "reason": " "}, "faithful"):

@@ -67,7 +67,7 @@ def test_reproduce_evaluate_export_and_tune_work_for_every_model(name, tmp_path,
     run_dir = tmp_path / "runs" / name / task / "seed0"
     metrics = json.loads((run_dir / "metrics.json").read_text())
     assert metrics["steps"] == 2
-    config = json.loads((run_dir / "config.json").read_text())
+    config = experiment_for(spec).recorded_run_config(run_dir)
     names = experiment_for(spec).results_names(config, task)
     for file in names:
         document = json.loads((tmp_path / "results" / name / f"{file}.json").read_text())
@@ -100,13 +100,15 @@ def test_reproduce_evaluate_export_and_tune_work_for_every_model(name, tmp_path,
         from compgen_tf.experiments.search_space import (apply_hyperparameters,
                                                          load_search_space, search_space_path)
 
-        base = experiment_for(spec).resolve_config(name, task, overrides=overrides)
+        experiment = experiment_for(spec)
+        base = experiment.resolve_config(name, task, overrides=overrides).to_json()
         specs = load_search_space(search_space_path(name), name, base)
         for end in (0, -1):
             values = {key: (spec_["values"][end] if spec_["type"] == "choice"
                             else spec_["min" if end == 0 else "max"])
                       for key, spec_ in specs.items()}
-            model = experiment_for(spec).build(apply_hyperparameters(base, values), 0)
+            model = experiment.build(
+                experiment.run_config(apply_hyperparameters(base, values)), 0)
             assert model.count_params() > 0
         return
 

@@ -161,9 +161,10 @@ def test_scan_test_episodes():
     with pytest.raises(ConfigError, match="length tasks only"):
         EPISODES.resolve_config("meta_seq2seq", "around_right", None,
                                 ["data.test_support_sets=3"])
-    EPISODES.check_data({"split": "length", "data": {"test_support_sets": 5}})
+    assert EPISODES.resolve_config("meta_seq2seq", "length", None, [
+        "data.test_support_sets=5"]).data.test_support_sets == 5
     with pytest.raises(ConfigError, match="applies to meta seq2seq's length tasks"):
-        SCAN.check_data({"model": "seq2seq", "data": {"test_support_sets": 2}})
+        SCAN.resolve_config("seq2seq", "simple", None, ["data.test_support_sets=2"])
 
 
 def test_vocabularies_cover_every_episode():

@@ -217,9 +217,9 @@ def test_task_is_required_and_split_rejected(tmp_path, capsys):
 
     config = resolve_config("add_jump_permutation", ["model_args.support_loss=false",
                                                      "model_args.decoder_attention=false"])
-    assert config["model_args"]["support_loss"] is False
-    assert config["model_args"]["decoder_attention"] is False
-    assert resolve_config("add_jump_permutation")["model_args"]["support_loss"] is True
+    assert config.model_args["support_loss"] is False
+    assert config.model_args["decoder_attention"] is False
+    assert resolve_config("add_jump_permutation").model_args["support_loss"] is True
     # One meaning per key: "every N steps" is refused here, where the rate drops once.
     run_dir = tmp_path / "schedule"
     assert main(["--model", "meta_seq2seq", "--task", "add_jump_permutation", "--output",
@@ -227,13 +227,15 @@ def test_task_is_required_and_split_rejected(tmp_path, capsys):
     assert "set training.learning_rate_drop_step" in capsys.readouterr().err
     assert not run_dir.exists()
     drop = resolve_config("add_jump_permutation", overrides=["training.learning_rate_drop_step=7"])
-    assert drop["training"]["learning_rate_drop_step"] == 7
-    from compgen_tf.training.fit import learning_rate_schedule
+    assert drop.training.learning_rate_drop_step == 7
+    from compgen_tf.training.settings import TrainingConfig
 
     settings = {"learning_rate": 1.0, "learning_rate_decay_factor": 0.1, "max_steps": 100}
-    schedule = learning_rate_schedule(dict(settings, learning_rate_drop_step=7), "once")
+    schedule = TrainingConfig.from_section(dict(settings, learning_rate_drop_step=7),
+                                           drops_once=True).learning_rate_schedule()
     assert [round(float(schedule(s)), 6) for s in (0, 7, 8, 90)] == [1.0, 1.0, 0.1, 0.1]
-    half = learning_rate_schedule(dict(settings, learning_rate_drop_step=None), "once")
+    half = TrainingConfig.from_section(dict(settings, learning_rate_drop_step=None),
+                                       drops_once=True).learning_rate_schedule()
     assert [round(float(half(s)), 6) for s in (50, 51)] == [1.0, 0.1]
     # ... and the trainers that multiply every N steps refuse the once-only key.
     assert main(["--model", "seq2seq", "--split", "simple", "--output", str(run_dir),
@@ -321,9 +323,12 @@ def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatc
     # follow inside a Keras 3 model: their weights must come back through the run's
     # checkpoint all the same, with the optimizer slots and the dropout seed states.
     from compgen_tf.experiments import episodes as meta_training
-    from compgen_tf.training.fit import META_TRAINING_DEFAULTS, fit_run
+    from compgen_tf.training.fit import fit_run
+    from compgen_tf.training.settings import TrainingConfig
 
-    training = {"max_steps": 6, "eval_every": 100, "checkpoint_every": 2}
+    training = TrainingConfig.from_section(
+        {"max_steps": 6, "eval_every": 100, "checkpoint_every": 2},
+        defaults=meta_training.EPISODES.training_defaults, drops_once=True)
     # Mutual exclusivity: the smallest episodes (what is checked does not depend on the task).
     task = "mutual_exclusivity"
 
@@ -338,7 +343,7 @@ def test_interrupted_meta_training_resumes_where_it_stopped(tmp_path, monkeypatc
         fit_run(model, training, run_dir,
                 meta_training.EpisodeBatches(model, task, 0),
                 lambda m: 0.0, verbose=0,  # (no validation score is compared here)
-                defaults=META_TRAINING_DEFAULTS, schedule="once", callbacks=callbacks)
+                callbacks=callbacks)
         return model
 
     reference = train(tmp_path / "straight")

@@ -8,7 +8,7 @@ import tensorflow as tf
 from compgen_tf.cli.export import export_model
 from compgen_tf.experiments.config import config_path, load_config
 from compgen_tf.experiments.results import run_record
-from compgen_tf.experiments.scan import train_run
+from compgen_tf.experiments.scan import SCAN
 from compgen_tf.models.syntactic_attention.syntactic_attention import SyntacticAttention
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.fit import fit_split
@@ -54,7 +54,8 @@ def test_a_translation_run_scores_bleu_and_lists_the_daxy_sentences(tmp_path):
     config.update(model="syntactic_attention", split="mt_eng_fra")
     # Trained without the daxy copies: "daxy" is a word training never saw, encoded <unk>.
     assert config["training"]["selection"] == "bleu"
-    metrics = train_run(config, tmp_path, seed=0, verbose=0, evaluate_splits=("daxy",))
+    metrics = SCAN.train(SCAN.run_config(config), tmp_path, seed=0, verbose=0,
+                         evaluate_splits=("daxy",))
     # Selected on validation BLEU: the history and the summary carry it.
     (line,) = [json.loads(text) for text in (tmp_path / "history.jsonl").read_text().splitlines()]
     assert 0.0 <= line["val_bleu"] <= 100.0 and metrics["best_val_bleu"] == line["val_bleu"]

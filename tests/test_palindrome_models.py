@@ -8,7 +8,7 @@ import pytest
 
 from compgen_tf.models.symmetry.palindromes import (build_palindrome_model, palindrome_accuracy,
                                            palindrome_arrays)
-from compgen_tf.experiments.toy import score, task_data, train_toy_run
+from compgen_tf.experiments.toy import TOY, score, task_data
 
 
 def test_arrays_score_only_the_symbols_after_the_centre():
@@ -62,7 +62,7 @@ def test_stack_lstm_learns_to_reverse(tmp_path):
     # within the suite's budget (the reproduction's earlier setting, results/*_lr0.01_*).
     config["training"].update(max_steps=1050, eval_every=350, learning_rate=0.01)
     data = task_data("palindromes", 0, config["data"])
-    metrics = train_toy_run(config, tmp_path / "run", seed=0, verbose=0, data=data)
+    metrics = TOY.train(TOY.run_config(config), tmp_path / "run", seed=0, verbose=0, data=data)
     # Chance is 1/4 per symbol.
     assert metrics["accuracy"]["test"] > 0.8
     assert set(metrics["sequence_accuracy"]) == {"validation", "test", "long"}

@@ -73,7 +73,8 @@ def test_default_training_is_syntactic_attention_on_add_jump():
 
     model = DEFAULT_MODEL
     config = experiment_for(model).resolve_config(model, DEFAULT_SPLIT[model])
-    assert (config["model"], config["split"]) == ("syntactic_attention", "addprim_jump")
+    assert (config.model, config.task) == ("syntactic_attention", "addprim_jump")
+    config = config.to_json()
     configs = REPO / "configs" / "syntactic_attention"
     chosen = load_config(configs / "syntax_tie_first_step.json")
     assert comparable({k: config[k] for k in chosen}) == comparable(chosen)

@@ -248,7 +248,7 @@ def test_check_compares_the_test_split_its_results_file_records():
     from compgen_tf.experiments.kinds import experiment_for
 
     toy = experiment_for("stack_lstm")
-    config = {"task": "palindromes"}
+    config = toy.run_config({"model": "stack_lstm", "task": "palindromes"})
     assert _test_part(toy, config, "palindromes", "palindromes_long") == "long"
     assert _test_part(toy, config, "palindromes", "palindromes_in_domain") == "test"
     # Files renamed with a suffix after they were written still name their split.

@@ -14,7 +14,8 @@ def _test_accuracy(model, seed, tmp_path, steps=150):
     config = apply_overrides(load_config(config_path(model, "rule_learning")),
                              [f"training.max_steps={steps}"])
     config.update(model=model, task="rule_learning")
-    metrics = toy_runs.train_toy_run(config, tmp_path / f"{model}{seed}", seed=seed, verbose=0)
+    metrics = toy_runs.TOY.train(toy_runs.TOY.run_config(config), tmp_path / f"{model}{seed}",
+                                 seed=seed, verbose=0)
     return metrics["accuracy"]
 
 

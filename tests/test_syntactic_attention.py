@@ -642,7 +642,6 @@ def test_a_training_run_ties_from_the_whole_training_file(tmp_path, monkeypatch)
     """On add-jump bare `walk` and `look` fall into the validation part: the lenders must
     come from the whole training file (fit and validation), not from the fit part."""
     from compgen_tf.experiments import scan
-    from compgen_tf.experiments.config import apply_overrides, config_path, load_config
 
     built = {}
 
@@ -650,14 +649,15 @@ def test_a_training_run_ties_from_the_whole_training_file(tmp_path, monkeypatch)
         built["model"] = model
         raise KeyboardInterrupt  # nothing after the model's construction is needed
 
-    monkeypatch.setattr(scan, "fit_split", stop_before_training)
-    config = apply_overrides(load_config(config_path("syntactic_attention", "addprim_jump")),
-                             ["model_args.syntax_tying=bare_words"])
-    config.update(model="syntactic_attention", split="addprim_jump")
-    fit = {c for c, _ in scan.split_examples("addprim_jump", "fit", config["data"], 0)}
+    # (the run's step between building its model and training it)
+    monkeypatch.setattr(scan.ScanExperiment, "prepare",
+                        lambda self, model, *args: stop_before_training(model))
+    config = scan.SCAN.resolve_config("syntactic_attention", "addprim_jump",
+                                      overrides=["model_args.syntax_tying=bare_words"])
+    fit = {c for c, _ in scan.split_examples("addprim_jump", "fit", config.data, 0)}
     assert {"walk", "look"}.isdisjoint(fit)  # the premise: else the test shows nothing
     with pytest.raises(KeyboardInterrupt):
-        scan.train_run(config, tmp_path / "run", verbose=0, evaluate_splits=())
+        scan.SCAN.train(config, tmp_path / "run", verbose=0, evaluate_splits=())
     model = built["model"]
     assert (model.syntax_tied_words, model.syntax_lender_words) == (["jump"],
                                                                     ["look", "run", "walk"])
@@ -760,4 +760,4 @@ def test_bare_word_tying_comes_from_the_training_commands():
     reloaded = SyntacticAttention.from_config(untied.get_config())
     assert reloaded.syntax_tied_words == [] and reloaded.syntax_lender_words == []
     assert type(reloaded.backbone.syntax_embedding) is keras.layers.Embedding
-    registry.check_model_args("syntactic_attention", {"syntax_tying": "bare_words"})
+    registry.check_model_values("syntactic_attention", {"syntax_tying": "bare_words"})

@@ -167,8 +167,8 @@ def test_an_interrupted_toy_run_resumes_even_after_evaluate_wrote_its_scores(
     run must still resume, not be taken for finished."""
     import keras
 
-    from compgen_tf.experiments import toy
     from compgen_tf.experiments.toy import TOY
+    from compgen_tf.training import fit
 
     config = TOY.resolve_config("mlp_baseline", "rule_learning",
                                 overrides=["training.eval_every=5",
@@ -180,9 +180,9 @@ def test_an_interrupted_toy_run_resumes_even_after_evaluate_wrote_its_scores(
             if int(self.model.optimizer.iterations.numpy()) == 7:
                 raise KeyboardInterrupt
 
-    fit_run = toy.fit_run
+    fit_run = fit.fit_run
     with monkeypatch.context() as patch:
-        patch.setattr(toy, "fit_run", lambda *a, **k: fit_run(*a, callbacks=[StopAtStep7()], **k))
+        patch.setattr(fit, "fit_run", lambda *a, **k: fit_run(*a, callbacks=[StopAtStep7()], **k))
         with pytest.raises(KeyboardInterrupt):
             TOY.train(config, run_dir, seed=0, verbose=0)
     TOY.evaluate(run_dir, ["validation"], verbose=0)  # the best model of step 5, scored

@@ -9,7 +9,13 @@ from compgen_tf.training.data import encode_split, epoch_batches, gather_batch
 from compgen_tf.models import AttentionSeq2Seq
 from compgen_tf.training.batches import SplitBatches
 from compgen_tf.training.callbacks import BEST_MODEL, ModelSelection, TrainingProgress
-from compgen_tf.training.fit import fit_split, learning_rate_schedule
+from compgen_tf.training.fit import fit_split
+from compgen_tf.training.settings import TrainingConfig
+
+
+def learning_rate_schedule(settings, schedule="every"):
+    return TrainingConfig.from_section(
+        settings, drops_once=schedule == "once").learning_rate_schedule()
 from compgen_tf.models.preprocessor import vocabulary_words
 
 # A small slice of SCAN: the commands of at most 3 words.
@@ -175,17 +181,15 @@ def test_learning_rate_schedule_is_constant_or_halves_stepwise_or_drops_once():
 def test_initial_weights_do_not_depend_on_building_the_dataset(tmp_path, monkeypatch):
     """The first run on a fresh TFDS data directory builds the dataset (which draws from the
     global random generators); it must train exactly as a run that finds it built."""
-    from compgen_tf.experiments.config import apply_overrides, config_path, load_config
-    from compgen_tf.experiments.scan import train_run
+    from compgen_tf.experiments.scan import SCAN
 
     monkeypatch.setenv("COMPGEN_TF_DATA_DIR", str(tmp_path / "tensorflow_datasets"))
-    config = apply_overrides(load_config(config_path("seq2seq", "simple_p1")), [
+    config = SCAN.resolve_config("seq2seq", "simple_p1", overrides=[
         "model_args.hidden_units=4", "model_args.embedding_dim=4", "training.max_steps=2",
         "training.eval_every=2"])
-    config.update(model="seq2seq", split="simple_p1")
     weights = []
     for name in ("building", "built"):
-        train_run(config, tmp_path / name, verbose=0, evaluate_splits=())
+        SCAN.train(config, tmp_path / name, verbose=0, evaluate_splits=())
         best = keras.saving.load_model(tmp_path / name / BEST_MODEL)
         weights.append([w.numpy() for w in best.weights])
     for a, b in zip(*weights):

@@ -100,7 +100,7 @@ def test_interrupted_search_retries_the_same_trial(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patch:
-        patch.setattr(runs, "train_run", interrupted)
+        patch.setattr(runs.ScanExperiment, "train", interrupted)
         with pytest.raises(KeyboardInterrupt):
             tune(args)
     trial_file = output / "random" / "trial_0" / "trial.json"

@@ -25,7 +25,7 @@ import tensorflow as tf
 
 import tfds_scan
 from compgen_tf.analysis.errors import AnalysisError
-from compgen_tf.experiments.scan import load_run_model
+from compgen_tf.experiments.experiment import load_run_model
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.evaluation import evaluate_split
 

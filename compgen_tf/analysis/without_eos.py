@@ -28,7 +28,7 @@ from compgen_tf.experiments.experiment import load_run_model, prepare_run_dir
 from compgen_tf.experiments.scan import split_examples, vocabularies
 from compgen_tf.training.batches import SplitBatches
 from compgen_tf.training.data import encode_split
-from compgen_tf.training.fit import TRAINING_DEFAULTS, fit_run, training_settings
+from compgen_tf.training.fit import as_training_config, fit_run
 from compgen_tf.models.losses import token_cross_entropy
 from compgen_tf.tokens import EOS_ID, PAD_ID
 
@@ -114,10 +114,10 @@ def probe_run(model_name: str, split: str, config: dict, seed: int, run_dir: Pat
     commands = [c for c, _ in validation]
     expected = [a for _, a in validation]
     lengths = [len(a.split()) for a in expected]
-    settings = training_settings(config["training"], TRAINING_DEFAULTS, "every")
-    batches = SplitBatches(encode_split(model, examples["fit"]), settings["batch_size"], seed,
+    settings = as_training_config(config["training"])
+    batches = SplitBatches(encode_split(model, examples["fit"]), settings.batch_size, seed,
                            data.get("length_bucket", 8))
-    summary = fit_run(model, config["training"], run_dir, batches,
+    summary = fit_run(model, settings, run_dir, batches,
                       lambda m: exact_match_at_lengths(m, commands, expected, lengths),
                       seed=seed, verbose=0)
     best = load_run_model(run_dir)

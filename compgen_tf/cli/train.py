@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 from compgen_tf import registry
-from compgen_tf.experiments.config import ConfigError
+from compgen_tf.errors import ConfigError, RunDirectoryError
 from compgen_tf.experiments.episodes import ablation_overrides
 from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.scan import evaluated_splits
@@ -133,7 +133,7 @@ def main(argv=None) -> int:
         options["evaluate_splits"] = tuple(args.evaluate_splits)
     if spec.trains_on == "scan":
         # The strategy comes first: it must configure TensorFlow's devices before anything
-        # (here the trial build of the model in resolve_config) initialises them.
+        # (TFDS, reading the data for an `--epochs` budget) initialises them.
         try:
             options["strategy"] = make_strategy(args.strategy, args.cpu_devices)
         except StrategyError as error:
@@ -150,7 +150,7 @@ def main(argv=None) -> int:
     try:
         metrics = experiment.train(config, run_dir, seed=args.seed,
                                    verbose=0 if args.quiet else 1, command=command, **options)
-    except ValueError as error:  # a run directory of another configuration
+    except (ConfigError, RunDirectoryError) as error:  # a bad model argument, a used --output
         print(f"error: {error}", file=sys.stderr)
         return 2
     if metrics is None:

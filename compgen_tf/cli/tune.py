@@ -189,12 +189,15 @@ def main(argv=None) -> int:
         if role is None and os.environ.get("KERASTUNER_ORACLE_IP"):
             raise ConfigError("KERASTUNER_ORACLE_IP is set: keras-tuner would run a distributed "
                               "search; pass --distributed, or unset it")
-        base = experiment_for(spec).resolve_config(args.model, args.task, args.config, args.set)
-        if base["training"].get("selection", "exact_match") != "exact_match":
+        resolved = experiment_for(spec).resolve_config(args.model, args.task, args.config,
+                                                       args.set)
+        # The search works on the configuration's JSON form: a trial lays its values over it.
+        base = resolved.to_json()
+        if resolved.training.selection != "exact_match":
             # Trials are ranked on validation exact match, which is about 0 for every
             # translation trial: a search there would rank noise.
             raise ConfigError("tune ranks trials on validation exact match; a configuration "
-                              f"with training.selection {base['training']['selection']!r} "
+                              f"with training.selection {resolved.training.selection!r} "
                               "cannot be searched")
         space_file = Path(args.search_space or search_space_path(args.model))
         specs = load_search_space(space_file, args.model, base)

@@ -119,9 +119,9 @@ def check_seed(recorded: RecordedSeed, reproduction: Reproduction, command: str,
     echo(f"re-running seed {seed}: {command}")
     reproduce(reproduction, echo)
     metrics = json.loads((run_dir / "metrics.json").read_text())
-    config = json.loads((run_dir / "config.json").read_text())
     # The toy files hold one test split each: the one this file records.
     experiment = experiment_for(reproduction.model)
+    config = experiment.recorded_run_config(run_dir)
     test_part = _test_part(experiment, config, reproduction.run_name,
                            Path(recorded.results_file).stem)
     if test_part is None:
@@ -134,7 +134,7 @@ def check_seed(recorded: RecordedSeed, reproduction: Reproduction, command: str,
            "steps": metrics["steps"], "best_step": metrics.get("best_step")}
     recorded_config = document.get("config")
     changed = (config_differences(comparable(experiment.recorded_config(recorded_config)),
-                                  comparable(experiment.recorded_config(config)))
+                                  comparable(experiment.recorded_config(config.to_json())))
                if recorded_config else ["(the file records no configuration)"])
     return {
         "results_file": recorded.results_file, "seed": seed,
@@ -169,7 +169,7 @@ def report_lines(report: dict) -> list[str]:
     return lines
 
 
-def _test_part(experiment, config: dict, name: str, file_name: str) -> str | None:
+def _test_part(experiment, config, name: str, file_name: str) -> str | None:
     """Which of the run's test accuracies the results file `file_name` records: the only
     one, or the one whose results name begins the file's name (a file renamed with a suffix,
     e.g. `palindromes_long_lr0.01_early_stop`); None when that is not clear."""

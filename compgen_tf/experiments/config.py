@@ -7,8 +7,8 @@ wheel; `--config PATH` reads any other file.
 A configuration has four sections:
 
 - `model_args`: keyword arguments of the model class;
-- `training`: optimisation and model-selection settings (`TRAINING_KEYS`);
-- `data`: how the validation split is carved from train (`DATA_KEYS`);
+- `training`: optimisation and model-selection settings (`TrainingConfig`, `TRAINING_KEYS`);
+- `data`: how the data are drawn and validation is carved from train (`DataConfig`, `DATA_KEYS`);
 - `notes`: free text, where each value comes from;
 - `provenance`: how the settings were chosen, `{"kind", "reason"}` with `kind` one of
   `PROVENANCE_KINDS`. Results files copy it, and the report labels every row with it.
@@ -19,6 +19,10 @@ base's with the variant's keys laid over it section by section, and the notes of
 and provenance are documentation: two configurations that differ only in them are the same
 configuration (`comparable`). Provenance is not inherited: a variant is a new choice, and one
 that does not say how it was chosen is recorded as `unrecorded_provenance`.
+
+This module reads files; the keys, types, defaults and ranges of the settings are those of
+the dataclasses `TrainingConfig` and `DataConfig`, and a run reads a `RunConfig`
+(`compgen_tf.experiments.run_config`, made by `Experiment.resolve_config`).
 """
 
 from __future__ import annotations
@@ -28,41 +32,14 @@ import json
 from pathlib import Path
 
 from compgen_tf import resources
-from tfds_scan.splits import VALIDATION_CARVES
-
 from compgen_tf.errors import ConfigError  # noqa: F401  (defined low: the registry raises it too)
-from compgen_tf.training.schedule import check_learning_rate_schedule  # noqa: F401
+from compgen_tf.experiments.run_config import (DATA_KEYS, DataConfig,  # noqa: F401
+                                               normalised_sections)
+from compgen_tf.training.settings import SELECTIONS, TRAINING_KEYS, TrainingConfig  # noqa: F401
 
 # The committed configurations: package data, the repository's top-level `configs/`.
 CONFIG_DIR = resources.path("configs")
 
-TRAINING_KEYS = {
-    "batch_size": int, "learning_rate": float, "clip_norm": float,
-    "teacher_forcing_ratio": float, "max_steps": int, "eval_every": int, "patience": int,
-    "stop_at_accuracy": float, "checkpoint_every": int,
-    # The rate is multiplied by learning_rate_decay_factor every learning_rate_decay_steps
-    # steps (SCAN models, toy tasks), or once, at learning_rate_drop_step (meta-training).
-    "learning_rate_decay_steps": int, "learning_rate_drop_step": int,
-    "learning_rate_decay_factor": float, "jit_compile": bool,
-    # one traced step per padded batch shape, recurrences unrolled (TrainStep's `unroll`)
-    "unroll": bool,
-    # what model selection maximises on validation: "exact_match", "bleu" (translation), or
-    # "last" (none: the last evaluated model is kept; stop_at_accuracy still ends a run)
-    "selection": str,
-    # a model with a length head (model_args.length_head) fits it first, on its own
-    # (Seq2SeqModel.fit_length_head): updates, Adam's rate (cosine decay) and batch size
-    "length_head_steps": int, "length_head_learning_rate": float,
-    "length_head_batch_size": int,
-}
-SELECTIONS = ("exact_match", "bleu", "last")
-DATA_KEYS = {"validation_fraction": float, "validation_seed": int, "length_bucket": int,
-             # SCAN runs (compgen_tf.experiments.scan): "random" or "tail" (tfds_scan.VALIDATION_CARVES)
-             "validation_carve": str,
-             # toy tasks (compgen_tf.experiments.toy): sizes of the generated sets
-             "train_size": int, "test_size": int,
-             # meta seq2seq (compgen_tf.experiments.episodes): episodes carved for validation,
-             # and support sets the test queries are scored against (their mean; length)
-             "validation_episodes": int, "test_support_sets": int}
 SECTIONS = ("model_args", "training", "data")
 DOCUMENTATION_KEYS = ("notes", "provenance")
 
@@ -154,29 +131,13 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
     if "provenance" in config:
         check_provenance(config["provenance"], origin)
     for section in SECTIONS:
-        config.setdefault(section, {})
-        if not isinstance(config[section], dict):
+        if not isinstance(config.setdefault(section, {}), dict):
             raise ConfigError(f"{origin}: section {section!r} must be an object")
-    for section, schema in (("training", TRAINING_KEYS), ("data", DATA_KEYS)):
-        for key, value in config[section].items():
-            if key not in schema:
-                raise ConfigError(f"{origin}: unknown key {section}.{key}; valid keys: "
-                                  f"{sorted(schema)}")
-            config[section][key] = _coerce(value, schema[key], f"{origin}: {section}.{key}")
-    training = config["training"]
-    for key in ("batch_size", "max_steps", "eval_every"):
-        if training.get(key, 1) < 1:
-            raise ConfigError(f"{origin}: training.{key} must be >= 1, got {training[key]}")
-    if not 0.0 <= training.get("teacher_forcing_ratio", 1.0) <= 1.0:
-        raise ConfigError(f"{origin}: training.teacher_forcing_ratio must be in [0, 1]")
-    if not 0.0 < config["data"].get("validation_fraction", 0.1) < 1.0:
-        raise ConfigError(f"{origin}: data.validation_fraction must be in (0, 1)")
-    if training.get("selection", "exact_match") not in SELECTIONS:
-        raise ConfigError(f"{origin}: training.selection must be one of {list(SELECTIONS)}, "
-                          f"got {training['selection']!r}")
-    if config["data"].get("validation_carve", "random") not in VALIDATION_CARVES:
-        raise ConfigError(f"{origin}: data.validation_carve must be one of "
-                          f"{list(VALIDATION_CARVES)}, got {config['data']['validation_carve']!r}")
+    config = normalised_sections(config, origin)
+    # The ranges, by the classes that hold them; which decay key applies is known only once
+    # the kind of experiment is (`Experiment.run_config`).
+    TrainingConfig.from_section(config["training"], drops_once=None, origin=origin)
+    DataConfig.from_section(config["data"], origin=origin)
     return config
 
 
@@ -206,22 +167,6 @@ def apply_overrides(config: dict, overrides: list[str]) -> dict:
             value = raw
         config[section][key] = value
     return validate_config(config, origin="command-line override")
-
-
-def _coerce(value, kind, where):
-    if value is None:
-        return None
-    if kind is int and isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if kind is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{where} must be true or false, got {value!r}")
-        return value
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise ConfigError(f"{where} must be {kind.__name__}, got {value!r}")
-    return value
 
 
 def config_differences(old: dict, new: dict, prefix: str = "") -> list[str]:

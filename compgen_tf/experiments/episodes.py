@@ -17,19 +17,14 @@ own); the test episodes are only read after training.
 from __future__ import annotations
 
 import json
-import time
-from pathlib import Path
 
-import keras
 import numpy as np
 import tensorflow as tf
 
 from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
-from compgen_tf.experiments.experiment import (Experiment, account_warm_start,
-                                               load_run_model, prepare_run_dir, start_from)
-from compgen_tf.training.fit import META_TRAINING_DEFAULTS, fit_run
-from compgen_tf.versions import package_versions
+from compgen_tf.experiments.experiment import Experiment
+from compgen_tf.models.meta_seq2seq.meta_seq2seq import MetaSeq2Seq
 from compgen_tf.tokens import PAD_ID
 from tfds_scan import episodes
 
@@ -96,73 +91,6 @@ class EpisodeBatches:
         return episode_batch(self.model, episode, self.model.support_loss)
 
 
-def build_model(task: str, model_args: dict):
-    """A `MetaSeq2Seq` with the vocabularies of `task` (`compgen_tf.registry.build_meta_model`)."""
-    return registry.build_meta_model(task, model_args)
-
-
-def train_meta_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
-                   command: str = "", evaluate_splits=("validation", "test"),
-                   warm_start_from=None, model=None) -> dict:
-    """Meta-trains on `config["split"]` (the task), then scores `evaluate_splits` (see
-    `Experiment.train`)."""
-    run_dir = Path(run_dir)
-    task = config["split"]
-    prepare_run_dir(run_dir, dict(config, seed=seed))
-    data = config.get("data", {})
-    validation = episodes.validation_episodes(task, data.get("validation_episodes", 20),
-                                              seed=data.get("validation_seed", 0))
-    if model is None:
-        keras.utils.set_random_seed(seed)
-        model = build_model(task, config["model_args"])
-    extend = start_from(warm_start_from, run_dir)
-    summary = fit_run(model, config["training"], run_dir, EpisodeBatches(model, task, seed),
-                      lambda m: evaluate_episodes(m, validation)[0], seed=seed,
-                      verbose=verbose, defaults=META_TRAINING_DEFAULTS, schedule="once",
-                      extend=extend)
-    metrics = evaluate_run(run_dir, splits=evaluate_splits, verbose=verbose, model=model)
-    account_warm_start(run_dir, summary, metrics)
-    metrics.update(summary, command=command)
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
-    return metrics
-
-
-def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1,
-                 model=None) -> dict:
-    """Scores a run's best model on its episodes; updates `metrics.json` and `errors_<part>.jsonl`.
-    `model`: the run's own model, which takes the best weights (`load_run_model`).
-
-    "train" = the run's first 20 training episodes, "validation" = its validation
-    episodes, "test" = the task's test episodes.
-    """
-    run_dir = Path(run_dir)
-    config = json.loads((run_dir / "config.json").read_text())
-    task, data = config["split"], config.get("data", {})
-    model = load_run_model(run_dir, into=model)
-    parts = {"train": lambda: [episodes.training_episode(task, config["seed"], i)
-                               for i in range(20)],
-             "validation": lambda: episodes.validation_episodes(
-                 task, data.get("validation_episodes", 20), seed=data.get("validation_seed", 0)),
-             "test": lambda: episodes.test_episodes(
-                 task, support_sets=data.get("test_support_sets", 1))}
-    metrics_file = run_dir / "metrics.json"
-    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
-    accuracy, started = dict(metrics.get("accuracy", {})), time.perf_counter()
-    for part in splits:
-        accuracy[part], errors = evaluate_episodes(model, parts[part](), keep_errors=True)
-        with open(run_dir / f"errors_{part}.jsonl", "w") as handle:
-            for record in errors:
-                handle.write(json.dumps(record) + "\n")
-        if verbose:
-            print(f"{part:>10}: exact match {accuracy[part]:.4f}")
-    metrics.update({"model": MODEL_NAME, "split": task, "seed": config["seed"],
-                    "accuracy": accuracy,
-                    "evaluation_time_s": round(time.perf_counter() - started, 1),
-                    "versions": package_versions()})
-    metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
-    return metrics
-
-
 def ablation_overrides(args) -> list[str]:
     """The `--set` overrides of the command-line ablation flags `--no-support-loss` and
     `--no-decoder-attention` (Lake 2019, Table 2)."""
@@ -171,37 +99,70 @@ def ablation_overrides(args) -> list[str]:
 
 
 class EpisodesExperiment(Experiment):
-    """Meta seq2seq trained on the episodes of a task (`config["split"]`), one per step."""
+    """Meta seq2seq trained on the episodes of a task (`RunConfig.task`), one per step.
+
+    Its data are the validation episodes (drawn from the training distribution, a seed
+    stream of their own); a step's batch is training episode `step` of the seed
+    (`EpisodeBatches`); the final scores are exact match over the queries of "train" (the
+    run's first 20 training episodes), "validation" and "test" (the task's test episodes),
+    each part's wrong answers in `errors_<part>.jsonl`.
+    """
 
     kind = "episodes"
     task_key = "split"
-    drops_once = True  # Lake 2019: the learning rate drops once, see training.fit
+    drops_once = True  # Lake 2019: the learning rate drops once, see TrainingConfig
+    # Lake 2019's settings where they differ from the other trainers': clip 50, the rate
+    # 1e-3 -> 1e-4 halfway, long patience.
+    training_defaults = {"clip_norm": 50.0, "eval_every": 250, "patience": 1000,
+                         "learning_rate_decay_factor": 0.1}
 
     def model_arg_names(self, model, task):
-        from compgen_tf.models.meta_seq2seq import MetaSeq2Seq
-
         return MetaSeq2Seq.model_arguments()
-
-    def new_model(self, config):
-        return build_model(config["split"], config["model_args"])
 
     def check_data(self, config):
         try:
-            episodes.check_test_support_sets(config["split"],
-                                             config["data"].get("test_support_sets", 1))
+            episodes.check_test_support_sets(config.task, config.data.test_support_sets)
         except ValueError as error:
             raise ConfigError(f"data.test_support_sets: {error}") from None
 
-    def train(self, config, run_dir, seed=0, verbose=1, command="", evaluate_splits=None,
-              warm_start_from=None, model=None):
-        return train_meta_run(config, run_dir, seed=seed, verbose=verbose, command=command,
-                              evaluate_splits=("validation", "test") if evaluate_splits is None
-                              else evaluate_splits, warm_start_from=warm_start_from,
-                              model=model)
+    def training_data(self, config, seed):
+        return {"validation": self._episodes(config, "validation", seed)}
 
-    def evaluate(self, run_dir, splits=None, verbose=1):
-        return evaluate_run(run_dir, ("validation", "test") if splits is None else splits,
-                            verbose)
+    def new_model(self, config, data):
+        return registry.build_meta_model(config.task, config.model_args)
+
+    def batches(self, model, config, data, seed):
+        return EpisodeBatches(model, config.task, seed)
+
+    def validation_score(self, model, config, data):
+        return lambda m: evaluate_episodes(m, data["validation"])[0]
+
+    def score(self, model, config, seed, parts, run_dir, verbose=1, data=None):
+        accuracy = {}
+        for part in parts:
+            part_episodes = (data[part] if data is not None and part in data
+                             else self._episodes(config, part, seed))
+            accuracy[part], errors = evaluate_episodes(model, part_episodes, keep_errors=True)
+            with open(run_dir / f"errors_{part}.jsonl", "w") as handle:
+                for record in errors:
+                    handle.write(json.dumps(record) + "\n")
+            if verbose:
+                print(f"{part:>10}: exact match {accuracy[part]:.4f}")
+        return {"accuracy": accuracy}
+
+    @staticmethod
+    def _episodes(config, part: str, seed: int):
+        """The episodes of `part`: "train" = the run's first 20 training episodes,
+        "validation" = its validation episodes, "test" = the task's test episodes."""
+        if part == "train":
+            return [episodes.training_episode(config.task, seed, i) for i in range(20)]
+        if part == "validation":
+            return episodes.validation_episodes(config.task, config.data.validation_episodes,
+                                                seed=config.data.validation_seed)
+        if part == "test":
+            return episodes.test_episodes(config.task,
+                                          support_sets=config.data.test_support_sets)
+        raise ValueError(f"{config.task} has the parts train, validation and test, not {part!r}")
 
     def fit_examples(self, config):
         raise ConfigError(f"{MODEL_NAME} trains on episodes, one per step: give a number of "
@@ -210,11 +171,10 @@ class EpisodesExperiment(Experiment):
     def steps_per_epoch(self, config):
         # Episodes are drawn afresh at every step: a tuning "epoch" is the stretch between
         # two validations.
-        return int(config["training"].get("eval_every")
-                   or META_TRAINING_DEFAULTS["eval_every"])
+        return config.training.eval_every
 
-    def recorded_config(self, config):
-        return {key: config[key] for key in ("model_args", "training", "data")}
+    def recorded_config(self, record):
+        return {key: record[key] for key in ("model_args", "training", "data")}
 
 
 EPISODES = EpisodesExperiment()

@@ -10,18 +10,20 @@ its object `compgen_tf.experiments.kinds.experiment_for(name)`):
 
 from __future__ import annotations
 
-import inspect
 import json
 import math
 import shutil
+import time
 from pathlib import Path
 
 import keras
 
+from compgen_tf.errors import RunDirectoryError
 from compgen_tf.experiments.config import (CONFIG_DIR, SECTIONS, ConfigError, apply_overrides,
-                                           check_learning_rate_schedule, comparable,
-                                           config_differences, config_path, load_config,
-                                           unrecorded_provenance)
+                                           comparable, config_differences, config_path,
+                                           load_config, unrecorded_provenance, validate_config)
+from compgen_tf.experiments.run_config import DataConfig, RunConfig
+from compgen_tf.training.settings import TrainingConfig
 
 WARM_START = "warm_start.json"
 
@@ -29,24 +31,32 @@ WARM_START = "warm_start.json"
 class Experiment:
     """How runs of one kind of task are configured, built, trained, scored and reported.
 
+    The run itself is written once, here (`train`: the run directory, resume, `fit`, model
+    selection, the final scores, `metrics.json`; `evaluate`: a finished run scored again). A
+    kind of experiment supplies only what differs: its data (`training_data`), its model
+    (`new_model`), its batches and validation score (`batches`, `validation_score`), its final
+    scores (`score`), and what its configurations may hold.
+
     Subclasses set `kind` ("scan", "episodes" or "toy"), `task_key` (the configuration key
     that names the task: "split" for SCAN and episodes, "task" for the toy tasks),
-    `drops_once` (what the learning-rate decay keys mean, see `training.fit`) and implement
-    the methods that raise `NotImplementedError` here.
+    `drops_once` (what the learning-rate decay keys mean, see `TrainingConfig`),
+    `training_defaults` (where its trainer's defaults differ from `TrainingConfig`'s) and
+    implement the methods that raise `NotImplementedError` here.
     """
 
     kind: str = ""
     task_key: str = "split"
     drops_once: bool = False
+    training_defaults: dict = {}
 
     # ------------------------------------------------------------------ configuration
 
     def resolve_config(self, model: str, task: str, config_file=None, overrides=(),
-                       steps: int | None = None, epochs: float | None = None) -> dict:
+                       steps: int | None = None, epochs: float | None = None) -> RunConfig:
         """The configuration of `model` on `task` (default file `configs/<model>/<task>.json`)
         with `overrides` ("section.key=value"), `steps` (training.max_steps) or `epochs`
-        (passes over the training data) applied; a `ConfigError` names what is wrong,
-        including model arguments the model refuses (before any run directory is written).
+        (passes over the training data) applied, as a `RunConfig`; a `ConfigError` names
+        what is wrong (before any run directory is written).
         """
         self.check_task(model, task)
         path = Path(config_file or config_path(model, task))
@@ -57,30 +67,50 @@ class Experiment:
         overrides = list(overrides)
         if steps is not None:
             overrides.append(f"training.max_steps={steps}")
-        config = apply_overrides(chosen, overrides)
-        check_learning_rate_schedule(config["training"], drops_once=self.drops_once)
-        config.pop("split", None)
-        config.pop("task", None)
-        config.update({"model": model, self.task_key: task})
-        if config["training"].get("selection") == "bleu" and not self.scores_bleu(task):
-            raise ConfigError(f"training.selection 'bleu' needs a translation split (mt_*); "
-                              f"{model} on {task} is scored by exact match")
-        self.check_model_args(config)
-        self.check_data(config)
-        if epochs is not None:
-            batch_size = config["training"].get("batch_size", 64)
-            config["training"]["max_steps"] = max(
-                1, math.ceil(epochs * self.fit_examples(config) / batch_size))
+        given = apply_overrides(chosen, overrides)
+        given.pop("split", None)
+        given.pop("task", None)
+        given.update({"model": model, self.task_key: task})
         # How the settings were chosen is the file's to say; what the command line changed
         # was chosen by whoever typed it, which no file records.
         changed = config_differences({s: chosen[s] for s in SECTIONS},
-                                     {s: config[s] for s in SECTIONS})
+                                     {s: given[s] for s in SECTIONS})
         if changed:
-            config["provenance"] = unrecorded_provenance(
+            given["provenance"] = unrecorded_provenance(
                 f"{path} changed on the command line ({'; '.join(changed)})")
-        config.setdefault("provenance", unrecorded_provenance(
+        given.setdefault("provenance", unrecorded_provenance(
             f"{path} does not say how its settings were chosen"))
+        config = self.run_config(given, origin=str(path))
+        if epochs is not None:
+            steps = max(1, math.ceil(epochs * self.fit_examples(config)
+                                     / config.training.batch_size))
+            config = config.with_training(max_steps=steps)
         return config
+
+    def run_config(self, config: dict, origin: str = "configuration") -> RunConfig:
+        """The `RunConfig` of `config`, a dict in the configuration file's form with its
+        `model` and task key (a run's `config.json`, a trial's configuration): the
+        settings resolved over this kind's defaults and every check made once."""
+        if isinstance(config, RunConfig):
+            return config
+        given = validate_config(config, origin=origin)
+        model, task = given.get("model"), given.get(self.task_key)
+        if model is None or task is None:
+            raise ConfigError(f"{origin}: a run's configuration names its 'model' and its "
+                              f"{self.task_key!r}")
+        training = TrainingConfig.from_section(given["training"], self.training_defaults,
+                                               drops_once=self.drops_once, origin=origin)
+        run = RunConfig(model=model, task=task, task_key=self.task_key,
+                        model_args=given["model_args"], training=training,
+                        data=DataConfig.from_section(given["data"], origin=origin),
+                        given={"training": given["training"], "data": given["data"]},
+                        notes=given.get("notes"), provenance=given.get("provenance"))
+        if training.selection == "bleu" and not self.scores_bleu(task):
+            raise ConfigError(f"training.selection 'bleu' needs a translation split (mt_*); "
+                              f"{model} on {task} is scored by exact match")
+        self.check_model_args(run)
+        self.check_data(run)
+        return run
 
     def scores_bleu(self, task: str) -> bool:
         """Whether runs on `task` are scored with BLEU (the English-French splits)."""
@@ -95,68 +125,205 @@ class Experiment:
             raise ConfigError(f"model {model!r} does not train on {task!r}; its tasks: "
                               f"{', '.join(tasks)}")
 
-    def task(self, config: dict) -> str:
-        """The split or task that `config` trains on (its `task_key`)."""
-        return config[self.task_key]
+    def check_model_args(self, config: RunConfig) -> None:
+        """A `ConfigError` for a model_args key that the model does not take. Values are
+        checked where the model is built, once, before the run directory is written."""
+        known = self.model_arg_names(config.model, config.task)
+        unknown = sorted(set(config.model_args) - set(known))
+        if unknown:
+            raise ConfigError(f"model_args of {config.model}: unknown argument(s) "
+                              f"{', '.join(unknown)}; it takes: {', '.join(sorted(known))}")
 
-    def check_model_args(self, config: dict) -> None:
-        """A `ConfigError` unless the model of `config` can be built from its model_args."""
-        try:
-            self.new_model(config)
-        except (ValueError, TypeError) as error:
-            raise ConfigError(f"model_args of {config['model']}: {error}") from error
-
-    def check_data(self, config: dict) -> None:
+    def check_data(self, config: RunConfig) -> None:
         """A `ConfigError` for a data setting this experiment kind cannot use."""
-        if "test_support_sets" in config["data"]:
+        if "test_support_sets" in config.given["data"]:
             raise ConfigError(f"data.test_support_sets applies to meta seq2seq's length tasks, "
-                              f"not to {config['model']}")
+                              f"not to {config.model}")
 
     def model_arg_names(self, model: str, task: str) -> set[str]:
-        """The model_args keys that `model` accepts on `task` (for search-space checks)."""
+        """The model_args keys that `model` accepts on `task`."""
         raise NotImplementedError
+
+    def check_model_values(self, config: RunConfig) -> None:
+        """A `ConfigError` unless the model of `config` builds from its model_args (a search
+        space's values are checked so before a search starts)."""
+        try:
+            self.new_model(config, None)  # a kind whose model reads its data overrides this
+        except (ValueError, TypeError) as error:
+            raise ConfigError(f"model_args of {config.model}: {error}") from error
+
+    # ---------------------------------------------------------------- what a kind supplies
+
+    def training_data(self, config: RunConfig, seed: int):
+        """What training reads, read before the model is built: the training examples, the
+        validation carve, and whatever the model's vocabularies come from."""
+        raise NotImplementedError
+
+    def new_model(self, config: RunConfig, data) -> keras.Model:
+        """The task model of `config` on `data`, from the current random state."""
+        raise NotImplementedError
+
+    def prepare(self, model, config: RunConfig, data, run_dir: Path, seed: int,
+                strategy) -> dict:
+        """What a run does between building its model and training it; returns entries for
+        the run's metrics. Default: nothing."""
+        return {}
+
+    def batches(self, model, config: RunConfig, data, seed: int):
+        """The step-indexed training batches of the run (`compgen_tf.training.batches`)."""
+        raise NotImplementedError
+
+    def validation_score(self, model, config: RunConfig, data):
+        """`validate(model)`: the score that model selection maximises (see `fit_run`)."""
+        raise NotImplementedError
+
+    def score(self, model, config: RunConfig, seed: int, parts, run_dir: Path,
+              verbose: int = 1, data=None) -> dict:
+        """The final scores of `model` on `parts`: {"accuracy": {part: value}, ...}, and each
+        part's wrong answers in `run_dir/errors_<part>.jsonl` where the kind keeps them.
+        `data`: the run's `training_data`, when it has it (else what is needed is read)."""
+        raise NotImplementedError
+
+    def evaluated_parts(self, config: RunConfig) -> tuple:
+        """The parts scored at the end of a run by default."""
+        return ("validation",) + self.test_parts(config)
 
     # ------------------------------------------------------------------------ runs
 
-    def build(self, config: dict, seed: int = 0) -> keras.Model:
+    def build(self, config: RunConfig, seed: int = 0) -> keras.Model:
         """The task model of `config`, initialised from `seed` exactly as a run builds it."""
+        data = self.training_data(config, seed)
         keras.utils.set_random_seed(seed)
-        return self.new_model(config)
+        return self.new_model(config, data)
 
-    def new_model(self, config: dict) -> keras.Model:
-        """The task model of `config` (from the current random state)."""
-        raise NotImplementedError
-
-    def train(self, config: dict, run_dir, seed: int = 0, verbose: int = 1, command: str = "",
-              evaluate_splits=None, warm_start_from=None, model=None, **options) -> dict:
+    def train(self, config: RunConfig, run_dir, seed: int = 0, verbose: int = 1,
+              command: str = "", evaluate_splits=None, warm_start_from=None, model=None,
+              strategy=None, data=None) -> dict | None:
         """Trains `config` into `run_dir` with `fit` (resuming it if interrupted), then scores
-        `evaluate_splits` (default: validation and every test split); returns the metrics.
+        `evaluate_splits` (default `evaluated_parts`); returns the metrics.
 
-        `model`: the task model to train, built by `build(config, seed)` (a keras-tuner
-        trial builds it first); default: built here the same way. `warm_start_from`: a
-        finished run of the same configuration with fewer steps (a Hyperband trial's
-        parent) whose last checkpoint this run continues.
+        The one run of every kind: the configuration and the data are read, the model is
+        built (a bad model argument is a `ConfigError` before anything is written), the run
+        directory records `config.json` (a directory holding another configuration is a
+        `RunDirectoryError`), `fit_run` trains and selects, the best model is scored, `metrics.json`
+        is written. A finished run (`finished`) is returned as it is.
+
+        Args:
+            config: the run's `RunConfig` (`resolve_config`, `run_config`).
+            run_dir: the run directory; resumed when it holds a checkpoint.
+            seed: the seed of the initial weights, the data order and the random draws.
+            verbose: 0 silent, 1 progress bars and scores.
+            command: the command line, recorded in the metrics.
+            evaluate_splits: the parts scored after training (tuning leaves out the tests).
+            warm_start_from: a finished run of the same configuration with fewer steps (a
+                Hyperband trial's parent) whose last checkpoint this run continues, up to its
+                own `max_steps` (used only when `run_dir` has no checkpoint yet).
+            model: the task model to train, built by `build(config, seed)` (a keras-tuner
+                trial builds it first); default: built here the same way.
+            strategy: a `tf.distribute` strategy (`compgen_tf.training.distribute`). Under
+                `multi_worker` only the chief writes `run_dir` and scores; every other worker
+                keeps its checkpoints in `run_dir/.worker<N>` until training ends, and
+                returns None.
+            data: the run's `training_data(config, seed)`, when the caller has it.
         """
-        raise NotImplementedError
+        import tensorflow as tf
+
+        from compgen_tf.training.distribute import is_chief, wait_for_workers, worker_index
+        from compgen_tf.training.fit import fit_run
+
+        if not isinstance(config, RunConfig):
+            raise TypeError(f"config must be a RunConfig (Experiment.resolve_config or "
+                            f"run_config), got {type(config).__name__}")
+        run_dir = Path(run_dir)
+        strategy = strategy or tf.distribute.get_strategy()
+        own_dir = run_dir if is_chief(strategy) else run_dir / f".worker{worker_index(strategy)}"
+        record = config.to_json(seed)
+        check_run_dir(own_dir, record)
+        previous = read_metrics(run_dir)
+        if self.finished(previous, config):
+            print(f"{run_dir} is finished: not trained again")
+            return previous
+        if data is None:
+            data = self.training_data(config, seed)
+        if model is None:
+            # Seeded right before the model is built: reading the data may draw from the
+            # global random generators (TFDS builds a dataset on first use), and the initial
+            # weights must not depend on whether this process built it.
+            keras.utils.set_random_seed(seed)
+            with strategy.scope():
+                try:
+                    model = self.new_model(config, data)
+                except (ValueError, TypeError) as error:
+                    raise ConfigError(f"model_args of {config.model}: {error}") from error
+        prepare_run_dir(own_dir, record)
+        extend = start_from(warm_start_from, own_dir)
+        extra = self.prepare(model, config, data, own_dir, seed, strategy)
+        summary = fit_run(model, config.training, own_dir,
+                          self.batches(model, config, data, seed),
+                          self.validation_score(model, config, data), seed=seed,
+                          strategy=strategy, verbose=verbose, extend=extend)
+        summary.update(extra)
+        if own_dir != run_dir:
+            shutil.rmtree(own_dir)
+            wait_for_workers(strategy)
+            return None
+        parts = self.evaluated_parts(config) if evaluate_splits is None else evaluate_splits
+        metrics = self._scored(load_run_model(run_dir, into=model), config, seed, parts,
+                               run_dir, verbose, data)
+        account_warm_start(run_dir, summary, metrics)
+        metrics.update(summary, command=command)
+        write_metrics(run_dir, metrics)
+        wait_for_workers(strategy)
+        return metrics
 
     def evaluate(self, run_dir, splits=None, verbose: int = 1) -> dict:
-        """Scores a run's best model on `splits` again; updates and returns its metrics."""
-        raise NotImplementedError
+        """Scores a run's best model on `splits` (default `evaluated_parts`) again; scores
+        of other parts stay. Updates and returns its metrics."""
+        run_dir = Path(run_dir)
+        record = run_config(run_dir)
+        config = self.recorded_run_config(run_dir)
+        model = load_run_model(run_dir)
+        parts = self.evaluated_parts(config) if splits is None else splits
+        metrics = self._scored(model, config, record["seed"], parts, run_dir, verbose)
+        write_metrics(run_dir, metrics)
+        return metrics
 
-    def fit_examples(self, config: dict) -> int:
+    def recorded_run_config(self, run_dir) -> RunConfig:
+        """The `RunConfig` that a run directory's `config.json` records (a command that reads
+        a finished run; a run itself never reads its record back)."""
+        record = run_config(run_dir)
+        return self.run_config({key: value for key, value in record.items() if key != "seed"},
+                               origin=str(Path(run_dir) / "config.json"))
+
+    def _scored(self, model, config, seed, parts, run_dir, verbose, data=None) -> dict:
+        """The run's metrics with the scores of `parts` laid over those it holds."""
+        from compgen_tf.versions import package_versions
+
+        metrics = read_metrics(run_dir)
+        started = time.perf_counter()
+        for key, values in self.score(model, config, seed, parts, run_dir, verbose,
+                                      data).items():
+            # Scores of parts not scored this time stay (`evaluate --splits validation` on a
+            # finished run keeps its test score).
+            metrics[key] = {**metrics.get(key, {}), **values}
+        metrics.update({"model": config.model, config.task_key: config.task, "seed": seed,
+                        "evaluation_time_s": round(time.perf_counter() - started, 1),
+                        "versions": package_versions()})
+        return metrics
+
+    def fit_examples(self, config: RunConfig) -> int:
         """Examples of the training data of `config` less its validation carve."""
         raise NotImplementedError
 
-    def steps_per_epoch(self, config: dict) -> int:
+    def steps_per_epoch(self, config: RunConfig) -> int:
         """Training steps of one pass over the data of `config` (a tuning budget's epoch)."""
-        return max(1, math.ceil(self.fit_examples(config)
-                                / config["training"].get("batch_size", 64)))
+        return max(1, math.ceil(self.fit_examples(config) / config.training.batch_size))
 
-    def test_parts(self, config: dict) -> tuple:
+    def test_parts(self, config: RunConfig) -> tuple:
         """The test splits scored at the end of a run."""
         return ("test",)
 
-    def finished(self, metrics: dict, config: dict) -> bool:
+    def finished(self, metrics: dict, config: RunConfig) -> bool:
         """Whether `metrics` (a run's metrics.json) is the record of a finished, tested run."""
         accuracy = metrics.get("accuracy", {})
         return ("wall_time_s" in metrics and "steps" in metrics
@@ -164,52 +331,54 @@ class Experiment:
 
     # ---------------------------------------------------------------------- results
 
-    def results_names(self, config: dict, name: str) -> list[str]:
+    def results_names(self, config: RunConfig, name: str) -> list[str]:
         """The results files (`results/<model>/<file>.json`) of the seeds run as `name`."""
         return [name]
 
-    def results_records(self, config: dict, name: str, metrics_list, run_dirs) -> dict:
+    def results_records(self, config: RunConfig, name: str, metrics_list, run_dirs) -> dict:
         """{results file name: one record per seed} (see `compgen_tf.experiments.results`)."""
         from compgen_tf.experiments.results import run_record
 
         return {name: [run_record(m, d) for m, d in zip(metrics_list, run_dirs)]}
 
-    def recorded_config(self, config: dict) -> dict:
-        """The part of `config` that a results file records (and refuses to mix)."""
-        return config
+    def recorded_config(self, record: dict) -> dict:
+        """The part of a configuration's JSON form (`RunConfig.to_json()`, a results file's
+        `config`) that a results file records (and refuses to mix)."""
+        return record
 
 
-def class_arguments(cls, skip=()) -> set[str]:
-    """Keyword arguments of `cls.__init__` and of its bases that it passes `**kwargs` to,
-    up to Keras' own classes."""
-    names = set()
-    for klass in cls.__mro__:
-        if klass is object or klass.__module__.split(".")[0] == "keras":
-            break
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        parameters = inspect.signature(init).parameters.values()
-        names |= {p.name for p in parameters
-                  if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-        if not any(p.kind is p.VAR_KEYWORD for p in parameters):
-            break
-    return names - {"self", *skip}
+def read_metrics(run_dir) -> dict:
+    """A run directory's `metrics.json`, or {} when it has none yet."""
+    path = Path(run_dir) / "metrics.json"
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
-def prepare_run_dir(run_dir, resolved: dict) -> None:
-    """Creates `run_dir` with `config.json`; refuses a directory holding another configuration."""
-    run_dir = Path(run_dir)
-    config_file = run_dir / "config.json"
+def write_metrics(run_dir, metrics: dict) -> None:
+    """Writes a run directory's `metrics.json`."""
+    (Path(run_dir) / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+
+
+def check_run_dir(run_dir, resolved: dict) -> None:
+    """A `RunDirectoryError` when `run_dir` holds a run of another configuration than
+    `resolved`."""
+    config_file = Path(run_dir) / "config.json"
     if config_file.exists():
         previous = json.loads(config_file.read_text())
         if comparable(previous) != comparable(resolved):
-            raise ValueError(f"{run_dir} holds a run with a different configuration; pass "
+            raise RunDirectoryError(f"{run_dir} holds a run with a different configuration; pass "
                              f"another --output or delete it (differences: "
                              f"{config_differences(comparable(previous), comparable(resolved))})")
-        return  # the same run: config.json keeps the notes it was started with
-    run_dir.mkdir(parents=True, exist_ok=True)
-    config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+
+
+def prepare_run_dir(run_dir, resolved: dict) -> None:
+    """Creates `run_dir` with `config.json`; refuses a directory holding another configuration
+    (`check_run_dir`). The same run's `config.json` keeps the notes it was started with."""
+    run_dir = Path(run_dir)
+    check_run_dir(run_dir, resolved)
+    config_file = run_dir / "config.json"
+    if not config_file.exists():
+        run_dir.mkdir(parents=True, exist_ok=True)
+        config_file.write_text(json.dumps(resolved, indent=2) + "\n")
 
 
 def start_from(warm_start_from, run_dir) -> bool:

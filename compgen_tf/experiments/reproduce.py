@@ -111,8 +111,11 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
     experiment = experiment_for(request.model)
     config = experiment.resolve_config(request.model, request.task, request.config_file,
                                        list(request.overrides), request.steps)
+    # Before any seed is claimed (a lock file, helper processes): a bad model argument is
+    # one error here, not one per seed after the run directories exist.
+    experiment.check_model_values(config)
     # The provenance goes to the results file's top level, not into its configuration.
-    recorded = {key: value for key, value in experiment.recorded_config(config).items()
+    recorded = {key: value for key, value in experiment.recorded_config(config.to_json()).items()
                 if key != "provenance"}
     results_files = [Path(request.results_dir) / request.model / f"{file}.json"
                      for file in experiment.results_names(config, request.run_name)]
@@ -153,7 +156,7 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
         path = write_results(request.model, request.task, request.command, runs,
                              package_versions(), name=file,
                              results_dir=Path(request.results_dir),
-                             provenance=config["provenance"], config=recorded)
+                             provenance=config.provenance, config=recorded)
         summary = json.loads(path.read_text())["summary"]
         written[path] = summary
         echo(f"{path}: mean {summary['mean']:.4f} median {summary['median']:.4f} "
@@ -162,7 +165,7 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
     return Reproduced(dict(zip(seeds, metrics_list)), written)
 
 
-def _train_unclaimed_seed(experiment, config: dict, run_dir: Path, seed: int, command: str,
+def _train_unclaimed_seed(experiment, config, run_dir: Path, seed: int, command: str,
                           quiet: bool, echo):
     """Trains one seed unless it is finished or another process holds its lock."""
     with _seed_lock(run_dir, block=False) as claimed:
@@ -170,7 +173,7 @@ def _train_unclaimed_seed(experiment, config: dict, run_dir: Path, seed: int, co
             echo(f"seed {seed}: being trained by another process")
         elif _finished_metrics(experiment, config, run_dir) is not None:
             # Reused only when it ran the configuration being recorded (ValueError otherwise).
-            prepare_run_dir(run_dir, dict(config, seed=seed))
+            prepare_run_dir(run_dir, config.to_json(seed))
             echo(f"seed {seed}: already finished in {run_dir}")
         else:
             echo(f"seed {seed}: training {run_dir}")
@@ -178,7 +181,7 @@ def _train_unclaimed_seed(experiment, config: dict, run_dir: Path, seed: int, co
                              command=command)
 
 
-def _finished_metrics(experiment, config: dict, run_dir: Path, wait: bool = False):
+def _finished_metrics(experiment, config, run_dir: Path, wait: bool = False):
     """The metrics of a finished seed (waiting for its lock if asked), else None."""
     with _seed_lock(run_dir, block=wait):
         metrics_file = run_dir / "metrics.json"

@@ -77,7 +77,7 @@ def validate_search_space(space, model: str, base_config: dict | None = None,
     if not specs:
         raise SearchSpaceError(f"{origin}: no hyperparameters to search")
     spec = registry.spec(model)
-    task = (experiment_for(spec).task(base_config) if base_config and "model" in base_config
+    task = (base_config[experiment_for(spec).task_key] if base_config and "model" in base_config
             else spec.tasks[0])
     valid_keys = {"model_args": experiment_for(spec).model_arg_names(model, task),
                   "training": set(TRAINING_KEYS), "data": set(DATA_KEYS)}
@@ -186,9 +186,9 @@ def _check_values_accepted(specs, model, base_config, origin):
             config.setdefault("model", model)
             config.setdefault(experiment.task_key, model_spec.tasks[0])
             try:
-                config = validate_config(config, origin="configuration")
+                config = experiment.run_config(config, origin="configuration")
                 if section == "model_args":
-                    experiment.check_model_args(config)
+                    experiment.check_model_values(config)
             except (ConfigError, ValueError, TypeError) as error:
                 raise SearchSpaceError(f"{origin}: {name}: the value {value!r} in its range is "
                                        f"rejected: {error}") from error

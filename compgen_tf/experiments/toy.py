@@ -27,20 +27,12 @@ missing seeds and writes `results/MODEL/<name>.json` (`compgen_tf.experiments.re
 
 from __future__ import annotations
 
-import json
-import time
-from pathlib import Path
-
-import keras
 import numpy as np
 
 from compgen_tf import registry
-from compgen_tf.experiments.experiment import (Experiment, account_warm_start, prepare_run_dir,
-                                               start_from)
+from compgen_tf.experiments.experiment import Experiment
+from compgen_tf.experiments.run_config import as_data_config
 from compgen_tf.training.batches import ArrayBatches
-from compgen_tf.training.callbacks import BEST_MODEL
-from compgen_tf.training.fit import TOY_TRAINING_DEFAULTS, fit_run, training_settings
-from compgen_tf.versions import package_versions
 
 # The toy-task models and their tasks, and the toy pair splits: the registry's data.
 MODEL_TASKS = {name: tasks for name, (_, tasks, _) in registry.TOY_MODELS.items()}
@@ -76,7 +68,7 @@ def composition_arrays(pairs):
     return source, target, None
 
 
-def composition_pairs(seed: int, data: dict) -> dict:
+def composition_pairs(seed: int, data=None) -> dict:
     """{"train", "fit", "validation", "test"}: the composition task's (command, actions)
     pairs of draw `seed`, with the validation carve of `task_data`.
 
@@ -85,14 +77,15 @@ def composition_pairs(seed: int, data: dict) -> dict:
     """
     from tfds_scan import load_toy
 
+    data = as_data_config(data)
     splits = load_toy("composition", seed)
-    fit, validation = _carve(splits["train"], data.get("validation_fraction", 0.1), seed,
-                             data.get("validation_seed", 0))
+    fit, validation = _carve(splits["train"], data.validation_fraction, seed,
+                             data.validation_seed)
     return {"train": splits["train"], "fit": fit, "validation": validation,
             "test": splits["test"]}
 
 
-def task_data(task: str, seed: int, data: dict) -> dict:
+def task_data(task: str, seed: int, data=None) -> dict:
     """{"fit", "validation", <test splits>}: (inputs, targets, sample weights or None).
 
     The examples are read through the task's TFDS builder (`tfds_scan.load_toy`, built
@@ -102,8 +95,8 @@ def task_data(task: str, seed: int, data: dict) -> dict:
     from compgen_tf.models.symmetry.palindromes import palindrome_arrays
     from tfds_scan import load_toy, toy_tasks
 
-    fraction = data.get("validation_fraction", 0.1)
-    validation_seed = data.get("validation_seed", 0)
+    data = as_data_config(data)
+    fraction, validation_seed = data.validation_fraction, data.validation_seed
     if task == "rule_learning":
         def encode(part):
             return (toy_tasks.rule_learning_array([s for s, _ in part]),
@@ -116,8 +109,7 @@ def task_data(task: str, seed: int, data: dict) -> dict:
         pairs = composition_pairs(seed, data)
         return {part: composition_arrays(pairs[part]) for part in ("fit", "validation", "test")}
     if task in ("palindromes", "palindromes_depth"):
-        splits = load_toy(task, seed, train_size=data.get("train_size", 100_000),
-                          test_size=data.get("test_size", 1_000))
+        splits = load_toy(task, seed, train_size=data.train_size, test_size=data.test_size)
         train = splits["train" if task == "palindromes" else "depth_train"]
         fit, validation = _carve(train, fraction, seed, validation_seed)
         out = {"fit": palindrome_arrays(fit), "validation": palindrome_arrays(validation)}
@@ -152,112 +144,6 @@ def score(task: str, model, arrays, batch_size: int = 1000) -> dict:
             "loss": float((nll * weights).sum() / weights.sum())}
 
 
-# ----------------------------------------------------------------------- models
-
-def build_model(model_name: str, task: str, model_args: dict) -> keras.Model:
-    """The (compiled) model `model_name` for `task`; bad arguments give a clear error
-    (`compgen_tf.registry.build_toy_backbone`)."""
-    return registry.build_toy_backbone(model_name, task, model_args)
-
-
-# --------------------------------------------------------------------- training
-
-def train_toy_run(config: dict, run_dir, seed: int = 0, verbose: int = 1,
-                  command: str = "", data: dict | None = None, evaluate_splits=None,
-                  warm_start_from=None, model=None) -> dict:
-    """Trains `config["model"]` on `config["task"]` into `run_dir`; returns its metrics.
-
-    The library's one training path (`compgen_tf.training.fit.fit_run`): batches of the
-    fit split reshuffled every epoch (`ArrayBatches`), a validation every `eval_every`
-    steps (best: the highest validation accuracy, ties broken by the lower validation
-    loss), early stopping, and a checkpoint from which an interrupted run resumes exactly.
-    A finished run is returned as it is. `data` (from `task_data`) saves regenerating the
-    datasets. `evaluate_splits` (default: validation and every test split of the task),
-    `warm_start_from` and `model`: see `Experiment.train`.
-    """
-    run_dir = Path(run_dir)
-    metrics_file = run_dir / "metrics.json"
-    prepare_run_dir(run_dir, dict(config, seed=seed))
-    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
-    if "steps" in metrics and "wall_time_s" in metrics:
-        # (`evaluate` on an interrupted run writes scores without these: it resumes.)
-        print(f"{run_dir} is finished: not trained again")
-        return metrics
-    task, training = config["task"], config["training"]
-    data = data or task_data(task, seed, config["data"])
-    if model is None:
-        keras.utils.set_random_seed(seed)
-        model = build_model(config["model"], task, config["model_args"])
-    inputs, targets, weights = data["fit"]
-    arrays = (inputs, targets) if weights is None else (inputs, targets, weights)
-    settings = training_settings(training, TOY_TRAINING_DEFAULTS, "every")
-    extend = start_from(warm_start_from, run_dir)
-    summary = fit_run(model, training, run_dir,
-                      ArrayBatches(arrays, settings["batch_size"], seed),
-                      lambda m: score(task, m, data["validation"]), seed=seed,
-                      verbose=verbose, defaults=TOY_TRAINING_DEFAULTS, extend=extend)
-    metrics = {"model": config["model"], "task": task, "seed": seed}
-    if evaluate_splits is None:
-        evaluate_splits = ["validation"] + list(TEST_SPLITS[task])
-    metrics.update(_score_best_model(run_dir, task, data, evaluate_splits))
-    account_warm_start(run_dir, summary, metrics)
-    metrics.update(summary, command=command)
-    metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
-    return metrics
-
-
-def _score_best_model(run_dir: Path, task: str, data: dict, splits) -> dict:
-    """{"accuracy", ["sequence_accuracy"], "evaluation_time_s", "versions"} of the run's best
-    model on `splits` (names of `data`)."""
-    import compgen_tf.models  # noqa: F401  (registers the model classes for loading)
-
-    best = keras.saving.load_model(run_dir / BEST_MODEL)
-    started = time.perf_counter()
-    accuracy, sequence_accuracy = {}, {}
-    for split in splits:
-        scores = score(task, best, data[split])
-        accuracy[split] = scores["accuracy"]
-        if "sequence_accuracy" in scores:
-            sequence_accuracy[split] = scores["sequence_accuracy"]
-    out = {"accuracy": accuracy, "evaluation_time_s": round(time.perf_counter() - started, 1),
-           "versions": package_versions()}
-    if sequence_accuracy:
-        out["sequence_accuracy"] = sequence_accuracy
-    return out
-
-
-def evaluate_run(run_dir, splits=("validation", "test"), verbose: int = 1) -> dict:
-    """Scores a finished toy run's best model again and updates its `metrics.json`.
-
-    "train" is the run's fit part (the training data less the validation carve),
-    "validation" the carve, "test" every test split of the run's task (`TEST_SPLITS`:
-    `long` too for palindromes, `depth_test` for palindromes_depth). The data are
-    regenerated from the run's own config and seed, as in training.
-    """
-    run_dir = Path(run_dir)
-    metrics_file = run_dir / "metrics.json"
-    if not (run_dir / BEST_MODEL).exists():
-        raise FileNotFoundError(f"{run_dir / BEST_MODEL} does not exist: is {run_dir} a "
-                                "finished training run?")
-    config = json.loads((run_dir / "config.json").read_text())
-    task, seed = config["task"], config["seed"]
-    data = task_data(task, seed, config["data"])
-    data["train"] = data["fit"]
-    names = [n for split in splits
-             for n in (list(TEST_SPLITS[task]) if split == "test" else [split])]
-    scored = _score_best_model(run_dir, task, data, names)
-    if verbose:
-        for name, value in scored["accuracy"].items():
-            print(f"{name:>10}: accuracy {value:.4f}")
-    metrics = json.loads(metrics_file.read_text()) if metrics_file.exists() else {}
-    for key in ("accuracy", "sequence_accuracy"):
-        if key in scored:
-            scored[key] = {**metrics.get(key, {}), **scored[key]}
-    metrics.update(scored)
-    metrics_file.write_text(json.dumps(metrics, indent=2) + "\n")
-    return metrics
-
-
 def results_records(metrics_list, task: str) -> dict:
     """{results name: per-seed records in the `compgen_tf.experiments.results` schema}: one
     results file per test split of `task` (`TEST_SPLITS`)."""
@@ -278,11 +164,19 @@ def results_records(metrics_list, task: str) -> dict:
 
 
 class ToyExperiment(Experiment):
-    """A toy-task model of "Symmetry and systematicity" on its task (`config["task"]`),
-    with the data generated from the task's grammar and the run's seed."""
+    """A toy-task model of "Symmetry and systematicity" on its task (`RunConfig.task`),
+    with the data generated from the task's grammar and the run's seed.
+
+    Its data are the task's arrays (`task_data`: "fit", "validation" and each test split of
+    `TEST_SPLITS`); the batches reshuffle the fit part every epoch (`ArrayBatches`); model
+    selection reads the validation accuracy, ties broken by the lower validation loss; the
+    final scores are `score`'s ("train" is the fit part, "test" every test split of the task).
+    """
 
     kind = "toy"
     task_key = "task"
+    # Where the toy tasks' trainer differs: no clipping, shorter runs.
+    training_defaults = {"clip_norm": None, "max_steps": 1000, "eval_every": 100}
 
     def model_arg_names(self, model, task):
         import inspect
@@ -296,30 +190,46 @@ class ToyExperiment(Experiment):
         return {p.name for p in list(inspect.signature(f).parameters.values())[1:]
                 if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
 
-    def new_model(self, config):
-        return build_model(config["model"], config["task"], config["model_args"])
+    def training_data(self, config, seed):
+        return task_data(config.task, seed, config.data)
 
-    def train(self, config, run_dir, seed=0, verbose=1, command="", evaluate_splits=None,
-              warm_start_from=None, model=None):
-        return train_toy_run(config, run_dir, seed=seed, verbose=verbose, command=command,
-                             evaluate_splits=evaluate_splits, warm_start_from=warm_start_from,
-                             model=model)
+    def new_model(self, config, data):
+        return registry.build_toy_backbone(config.model, config.task, config.model_args)
 
-    def evaluate(self, run_dir, splits=None, verbose=1):
-        return evaluate_run(run_dir, ("validation", "test") if splits is None else splits,
-                            verbose)
+    def batches(self, model, config, data, seed):
+        inputs, targets, weights = data["fit"]
+        arrays = (inputs, targets) if weights is None else (inputs, targets, weights)
+        return ArrayBatches(arrays, config.training.batch_size, seed)
+
+    def validation_score(self, model, config, data):
+        return lambda m: score(config.task, m, data["validation"])
+
+    def score(self, model, config, seed, parts, run_dir, verbose=1, data=None):
+        if data is None:
+            data = self.training_data(config, seed)
+        names = [name for part in parts
+                 for name in (self.test_parts(config) if part == "test" else [part])]
+        accuracy, sequence_accuracy = {}, {}
+        for name in names:
+            scores = score(config.task, model, data["fit" if name == "train" else name])
+            accuracy[name] = scores["accuracy"]
+            if "sequence_accuracy" in scores:
+                sequence_accuracy[name] = scores["sequence_accuracy"]
+            if verbose:
+                print(f"{name:>10}: accuracy {scores['accuracy']:.4f}")
+        return {"accuracy": accuracy,
+                **({"sequence_accuracy": sequence_accuracy} if sequence_accuracy else {})}
 
     def fit_examples(self, config):
-        data = config["data"]
         sizes = {"rule_learning": 32, "composition": 1000}
-        train = sizes.get(config["task"], data.get("train_size", 100_000))
-        return train - max(1, round(data.get("validation_fraction", 0.1) * train))
+        train = sizes.get(config.task, config.data.train_size)
+        return train - max(1, round(config.data.validation_fraction * train))
 
     def test_parts(self, config):
-        return tuple(TEST_SPLITS[config["task"]])
+        return tuple(TEST_SPLITS[config.task])
 
     def results_names(self, config, name):
-        task = config["task"]
+        task = config.task
         # `--name palindromes_full_budget` (a variant of the task's configuration) writes
         # palindromes_in_domain_full_budget.json and palindromes_long_full_budget.json.
         suffix = "" if name == task else "_" + (name[len(task) + 1:]
@@ -327,7 +237,7 @@ class ToyExperiment(Experiment):
         return [base + suffix for base in TEST_SPLITS[task].values()]
 
     def results_records(self, config, name, metrics_list, run_dirs):
-        records = results_records(metrics_list, config["task"])
+        records = results_records(metrics_list, config.task)
         return dict(zip(self.results_names(config, name), records.values()))
 
 

@@ -50,9 +50,10 @@ def hyperparameters(specs: dict):
 
 # --------------------------------------------------------------------------- budgets
 
-def trial_max_steps(experiment, config: dict, values: dict, tuner: str, steps: int | None,
+def trial_max_steps(experiment, config, values: dict, tuner: str, steps: int | None,
                     max_epochs: int | None) -> int:
-    """`training.max_steps` of a trial (the budgets of `compgen_tf.cli.tune`'s manual)."""
+    """`training.max_steps` of a trial (the budgets of `compgen_tf.cli.tune`'s manual), whose
+    configuration before its budget is the `RunConfig` `config`."""
     if tuner == "hyperband":
         epochs = int(values["tuner/epochs"])
         return epochs * (steps if steps else experiment.steps_per_epoch(config))
@@ -60,7 +61,7 @@ def trial_max_steps(experiment, config: dict, values: dict, tuner: str, steps: i
         return steps
     if max_epochs:
         return max_epochs * experiment.steps_per_epoch(config)
-    return config["training"].get("max_steps", 10000)
+    return config.training.max_steps
 
 
 # --------------------------------------------------------------------------- the tuner
@@ -77,7 +78,8 @@ class RunHyperModel(kt.HyperModel):
 
     Args:
         experiment: the model's `Experiment` (`compgen_tf.experiments.kinds.experiment_for(model)`).
-        base_config: the resolved base configuration (with its model and split or task).
+        base_config: the base configuration in its JSON form (`RunConfig.to_json()`: with its
+            model and split or task).
         seed: the seed of every trial's initialisation and data order.
         tuner: "hyperband", "random" or "bayesian" (what a trial's budget means).
         steps, max_epochs: the budget options (see `trial_max_steps`).
@@ -91,12 +93,12 @@ class RunHyperModel(kt.HyperModel):
         self.experiment, self.base_config, self.seed = experiment, base_config, seed
         self.tuner, self.steps, self.max_epochs, self.command = tuner, steps, max_epochs, command
 
-    def trial_config(self, hp) -> dict:
-        """The base configuration with the trial's values and step budget."""
-        config = apply_hyperparameters(self.base_config, hp.values)
-        config["training"]["max_steps"] = trial_max_steps(
-            self.experiment, config, hp.values, self.tuner, self.steps, self.max_epochs)
-        return config
+    def trial_config(self, hp):
+        """The `RunConfig` of the base configuration with the trial's values and step budget."""
+        config = self.experiment.run_config(apply_hyperparameters(self.base_config, hp.values),
+                                            origin="trial configuration")
+        return config.with_training(max_steps=trial_max_steps(
+            self.experiment, config, hp.values, self.tuner, self.steps, self.max_epochs))
 
     def build(self, hp):
         return self.experiment.build(self.trial_config(hp), self.seed)
@@ -160,7 +162,8 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
                max_trials: int | None = None, steps: int | None = None,
                max_epochs: int | None = None, factor: int = 3, command: str = "",
                verbose: int = 1):
-    """A `RunTuner` over a `RunHyperModel` of `base_config` (a resolved configuration)."""
+    """A `RunTuner` over a `RunHyperModel` of `base_config` (a resolved configuration in its
+    JSON form, `RunConfig.to_json()`)."""
     objective = kt.Objective(OBJECTIVE, direction="max")
     common = dict(objective=objective, hyperparameters=hyperparameters(specs), seed=seed,
                   allow_new_entries=False, tune_new_entries=False)

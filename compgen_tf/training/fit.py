@@ -10,63 +10,17 @@ import keras
 import tensorflow as tf
 
 from compgen_tf.training.distribute import separate_dropout_streams
-from compgen_tf.training.batches import training_dataset
+from compgen_tf.training.batches import SplitBatches, training_dataset
+from compgen_tf.training.bleu import corpus_bleu
 from compgen_tf.training.callbacks import (BEST_MODEL, ModelSelection, ResumableCheckpoint,
                                            TrainingProgress, keep_history_until)
 from compgen_tf.models.train_step import TrainStep
-from compgen_tf.training.schedule import check_learning_rate_schedule
-
-# Every training setting and its default, in one place (checkpoint_every None: at every
-# evaluation). `schedule` says what
-# learning_rate_decay_factor does: "every" multiplies the rate every
-# learning_rate_decay_steps steps, "once" multiplies it once at learning_rate_drop_step
-# (default: half of max_steps; meta seq2seq, Lake 2019).
-TRAINING_DEFAULTS = {
-    "batch_size": 64, "learning_rate": 1e-3, "clip_norm": 5.0, "teacher_forcing_ratio": 1.0,
-    "max_steps": 10000, "eval_every": 500, "checkpoint_every": None, "patience": 10,
-    "stop_at_accuracy": 1.01, "learning_rate_decay_steps": None,
-    "learning_rate_drop_step": None, "learning_rate_decay_factor": 1.0, "jit_compile": False, "unroll": False,
-    "selection": "exact_match", "length_head_steps": 20000, "length_head_learning_rate": 3e-3,
-    "length_head_batch_size": 256,
-}
-# `selection`: what model selection maximises on validation (`config.SELECTIONS`): exact
-# match, or (the English-French set, where exact match stays at 0 for thousands of steps and
-# ties every checkpoint) corpus BLEU, or "last" (no selection: the last evaluated model).
-# Meta seq2seq's defaults where they differ (Lake 2019: clip 50, 1e-3 -> 1e-4 halfway).
-META_TRAINING_DEFAULTS = {**TRAINING_DEFAULTS, "clip_norm": 50.0, "eval_every": 250,
-                          "patience": 1000, "learning_rate_decay_factor": 0.1}
-# The toy tasks' defaults where they differ: no clipping, shorter runs.
-TOY_TRAINING_DEFAULTS = {**TRAINING_DEFAULTS, "clip_norm": None, "max_steps": 1000,
-                         "eval_every": 100}
+from compgen_tf.training.evaluation import evaluate_split
+from compgen_tf.training.settings import TrainingConfig
 
 
-def training_settings(training: dict, defaults: dict, schedule: str) -> dict:
-    """`training` over `defaults` (None values take the default); the schedule's keys checked."""
-    check_learning_rate_schedule(training, drops_once=schedule == "once")
-    settings = {**defaults, **{k: v for k, v in training.items() if v is not None}}
-    settings["checkpoint_every"] = settings["checkpoint_every"] or settings["eval_every"]
-    return settings
-
-
-def learning_rate_schedule(settings: dict, schedule: str = "every"):
-    """The learning rate of `settings` under `schedule` ("every" or "once", see
-    `TRAINING_DEFAULTS`)."""
-    rate = settings.get("learning_rate", 1e-3)
-    factor = settings.get("learning_rate_decay_factor", 1.0)
-    if schedule == "once":
-        boundary = settings.get("learning_rate_drop_step") or max(
-            1, settings.get("max_steps", 10000) // 2)
-        return keras.optimizers.schedules.PiecewiseConstantDecay([boundary],
-                                                                 [rate, rate * factor])
-    steps = settings.get("learning_rate_decay_steps")
-    if not steps:
-        return rate
-    return keras.optimizers.schedules.ExponentialDecay(rate, steps, factor, staircase=True)
-
-
-def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
-            strategy=None, verbose: int = 1, defaults: dict = TRAINING_DEFAULTS,
-            schedule: str = "every", callbacks=(), extend: bool = False) -> dict:
+def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
+            strategy=None, verbose: int = 1, callbacks=(), extend: bool = False) -> dict:
     """Trains `model` with `fit` until `max_steps`, early stopping or `stop_at_accuracy`.
 
     Everything needed to continue is checkpointed under `run_dir/checkpoints`: running it
@@ -79,7 +33,8 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
     Args:
         model: a task model with the `TrainStep` mixin, created under `strategy.scope()`,
             or a compiled Keras model (its loss is kept; Keras' own train step).
-        training: the `training` section of a configuration.
+        training: the run's `TrainingConfig` (a mapping of its keys is resolved with the
+            class defaults).
         run_dir: the run directory.
         stream: the step-indexed training batches (`SplitBatches`, episodes, ...).
         validate: `validate(model) -> accuracy` (or {"accuracy", "loss", "bleu"}, see
@@ -87,9 +42,6 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
         seed: the teacher-forcing draws' seed.
         strategy: a `tf.distribute` strategy (`compgen_tf.training.distribute.make_strategy`).
         verbose: 0 silent, 1 progress bars.
-        defaults: the settings' defaults (`TRAINING_DEFAULTS`, `META_TRAINING_DEFAULTS` or
-            `TOY_TRAINING_DEFAULTS`).
-        schedule: what the learning-rate decay keys mean ("every" or "once").
         callbacks: more Keras callbacks, run after the library's own.
         extend: the checkpoint in `run_dir` is another, finished run's (a Hyperband parent):
             continue it up to this run's `max_steps`, with a fresh patience count.
@@ -99,30 +51,30 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
         `training.selection` "bleu", "best_val_bleu" instead of "best_val_accuracy".
     """
     run_dir = Path(run_dir)
-    settings = training_settings(training, defaults, schedule)
+    settings = as_training_config(training)
     strategy = strategy or tf.distribute.get_strategy()
     if model.variables and not strategy.extended.variable_created_in_scope(
             model.variables[0].value):
         raise ValueError("the model was not created under the strategy's scope(): create "
                          "it inside `with strategy.scope():`")
     progress = TrainingProgress()
-    rate = learning_rate_schedule(settings, schedule)
+    rate = settings.learning_rate_schedule()
     with strategy.scope():
         if isinstance(model, TrainStep):
             model.compile(optimizer=keras.optimizers.Adam(learning_rate=rate),
-                          clip_norm=settings["clip_norm"],
-                          teacher_forcing_ratio=settings["teacher_forcing_ratio"],
-                          sampling_seed=seed, jit_compile=bool(settings["jit_compile"]),
-                          unroll=bool(settings["unroll"]))
-        elif settings["unroll"]:
+                          clip_norm=settings.clip_norm,
+                          teacher_forcing_ratio=settings.teacher_forcing_ratio,
+                          sampling_seed=seed, jit_compile=settings.jit_compile,
+                          unroll=settings.unroll)
+        elif settings.unroll:
             raise ValueError("training.unroll applies to the models with the library's own "
                              f"train step (TrainStep); {type(model).__name__} uses Keras' own")
         else:  # a plain Keras model (the toy tasks) keeps its own loss and Keras' train step
             model.compile(optimizer=keras.optimizers.Adam(
-                              learning_rate=rate, global_clipnorm=settings["clip_norm"]),
-                          loss=model.loss, jit_compile=bool(settings["jit_compile"]))
+                              learning_rate=rate, global_clipnorm=settings.clip_norm),
+                          loss=model.loss, jit_compile=settings.jit_compile)
         model.optimizer.build(model.trainable_variables)
-    checkpoint = ResumableCheckpoint(model, progress, run_dir, settings["checkpoint_every"])
+    checkpoint = ResumableCheckpoint(model, progress, run_dir, settings.checkpoint_interval)
     resumed = checkpoint.restore()
     if resumed and extend:
         progress["finished"].assign(0)
@@ -141,13 +93,12 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
         # Checkpoint now too, so that a resumed run never disagrees with the saved best model.
         checkpoint.save()
 
-    max_steps = int(settings["max_steps"])
+    max_steps = settings.max_steps
     # A fit "epoch" is the stretch between two evaluations or checkpoints.
-    chunk = math.gcd(int(settings["eval_every"]), int(settings["checkpoint_every"]))
+    chunk = math.gcd(settings.eval_every, settings.checkpoint_interval)
     all_callbacks = [ModelSelection(validate, progress, run_dir, save_best,
-                                    settings["eval_every"], max_steps, settings["patience"],
-                                    settings["stop_at_accuracy"],
-                                    select_on=settings.get("selection", "exact_match")),
+                                    settings.eval_every, max_steps, settings.patience,
+                                    settings.stop_at_accuracy, select_on=settings.selection),
                      checkpoint, keras.callbacks.TensorBoard(run_dir / "logs"), *callbacks]
 
     def fit(steps_per_epoch, epochs, initial_epoch=0):
@@ -170,33 +121,43 @@ def fit_run(model, training: dict, run_dir, stream, validate, seed: int = 0,
     if not (run_dir / BEST_MODEL).exists():
         raise RuntimeError("training ended before any validation: lower eval_every")
     best = (("best_val_bleu", round(100.0 * progress.value("best_accuracy"), 4))
-            if settings.get("selection") == "bleu"
+            if settings.selection == "bleu"
             else ("best_val_accuracy", progress.value("best_accuracy")))
     return {"steps": int(model.optimizer.iterations.numpy()),
             "best_step": progress.value("best_step"), best[0]: best[1],
             "wall_time_s": round(progress.value("elapsed_seconds"), 1)}
 
 
-def fit_split(model, training: dict, run_dir, fit_split, validation_split, seed: int = 0,
+def fit_split(model, training, run_dir, fit_split, validation_split, seed: int = 0,
               length_bucket: int = 8, strategy=None, verbose: int = 1, callbacks=(),
               extend: bool = False) -> dict:
     """`fit_run` on a SCAN split: batches of `fit_split` (`SplitBatches`), model selection on
-    the exact match of `validation_split` (both `compgen_tf.training.data.EncodedSplit`s),
-    or on its corpus BLEU with `training.selection` "bleu"."""
-    from compgen_tf.training.bleu import corpus_bleu
-    from compgen_tf.training.evaluation import evaluate_split
-    from compgen_tf.training.batches import SplitBatches
+    `split_validation(validation_split, training.selection)` (both
+    `compgen_tf.training.data.EncodedSplit`s)."""
+    settings = as_training_config(training)
+    return fit_run(
+        model, settings, run_dir,
+        SplitBatches(fit_split, settings.batch_size, seed, length_bucket),
+        split_validation(validation_split, settings.selection),
+        seed=seed, strategy=strategy, verbose=verbose, callbacks=callbacks, extend=extend)
 
-    settings = training_settings(training, TRAINING_DEFAULTS, "every")
 
-    def validate(m):
-        if settings["selection"] != "bleu":
-            return evaluate_split(m, validation_split, keep_predictions=False).accuracy
-        result = evaluate_split(m, validation_split)
+def split_validation(validation_split, selection: str = "exact_match"):
+    """`validate(model)` for `fit_run` on an encoded split: its exact match, or with
+    `selection` "bleu" {"accuracy", "bleu"} (corpus BLEU of the predictions)."""
+    def validate(model):
+        if selection != "bleu":
+            return evaluate_split(model, validation_split, keep_predictions=False).accuracy
+        result = evaluate_split(model, validation_split)
         return {"accuracy": result.accuracy,
                 "bleu": corpus_bleu(result.predictions, [[a] for a in validation_split.actions])}
 
-    return fit_run(
-        model, training, run_dir,
-        SplitBatches(fit_split, settings["batch_size"], seed, length_bucket), validate,
-        seed=seed, strategy=strategy, verbose=verbose, callbacks=callbacks, extend=extend)
+    return validate
+
+
+def as_training_config(training) -> TrainingConfig:
+    """`training` itself when it is a `TrainingConfig`; a mapping of its keys resolved over
+    the class defaults (`TrainingConfig.from_section`), for a model trained outside a run."""
+    if isinstance(training, TrainingConfig):
+        return training
+    return TrainingConfig.from_section(training, origin="training settings")
