@@ -316,7 +316,12 @@ def render_doc_tables(text: str, results_dir: Path) -> str:
             if entry is None:
                 raise ReportError(f"a results table names {key}, which has no results file")
             label = f"{model} / {name}" if translation or several_models else name
-            link = f"[{label}](../results/{entry['path']})" if "path" in entry else label
+            if "path" in entry:
+                link = f"[{label}](../results/{entry['path']})"
+            else:  # a pooled row links each file it pools: the figure check reads them
+                link = label + " (" + ", ".join(
+                    f"[{number}](../results/{path})"
+                    for number, path in enumerate(entry["pooled"], start=1)) + ")"
             runs = sorted(entry["runs"], key=lambda r: r["seed"])
             if translation:
                 cells = [" / ".join(f"{run[field]:.2f}" for run in runs)
