@@ -113,6 +113,15 @@ def test_a_cited_directory_cites_the_files_below_it_but_results_does_not(tmp_pat
     assert _figures_of(_problems(repo, "`b.json` scores 12.5%.")) == ["line 1: 12.5%"]
 
 
+def test_a_typed_family_of_files_cites_each_of_them(tmp_path):
+    repo = _repo(tmp_path)
+    assert _problems(repo, "Seeds in `results/m/<N>.json`: 12.5% and 36.3%.") == []
+    assert _problems(repo, "Seeds in `results/m/{a,b}.json`: 12.5% and 36.3%.") == []
+    # Only the files named: `{a,x}` is a.json (x.json does not exist), not b.json.
+    assert _figures_of(_problems(repo, "In `results/m/{a,x}.json`: 12.5%.")) == [
+        "line 1: 12.5%"]
+
+
 def test_statistics_of_the_seeds_count_and_pooled_ones_where_files_are_cited_together(
         tmp_path):
     repo = _repo(tmp_path)

@@ -26,7 +26,10 @@ directory cites every JSON file below it: a page that says "the files of
 `results/syntactic_attention/`" means those files, and a figure it quotes must still be one
 of theirs. `results/` as a whole, Markdown pages (results/README.md included) and plots are
 not sources: a figure backed by "some file somewhere" is what this check exists to refuse.
-A file's own name typed without its directory (`length.json`) is not a citation either.
+A typed path may name a family of files, each of them cited: `<N>` stands for any part of a
+name (`results/checks/length_oracle_seq2seq_length_dev_seed<N>.json`) and `{a,b}` for
+either word (`addjump_dev_{run,walk}_seed0.json`). A file's own name typed without its
+directory (`length.json`) is not a citation.
 
 What a file holds: every number in it (validation curves included, versions not), and
 the statistics the reports print of each per-seed field of its `runs` (mean, median, sample
@@ -88,7 +91,11 @@ LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s")
 # sentence ("e.g. the" and "et al. 2019" go on).
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[(*`_\"'])")
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
-TYPED_PATH = re.compile(r"(?<![\w/.\-])((?:\.\./)*results/[\w.\-/]*[\w/])")
+# A typed path may name a family of files: `seed<N>.json`, `addjump_dev_{run,walk}_...`.
+TYPED_PATH = re.compile(r"(?<![\w/.\-])((?:\.\./)*results/(?:[\w.\-/]|<\w+>|\{[\w,]+\})*"
+                        r"[\w/>}])")
+PLACEHOLDER = re.compile(r"<\w+>")
+ALTERNATIVES = re.compile(r"\{([\w,]+)\}")
 
 
 def file_values(path: Path) -> list[float]:
@@ -260,6 +267,11 @@ def citations(text: str, document: Path, repo: Path) -> list[tuple[int, int, Pat
             target = match.group(1).split("#")[0]
             if not target or "://" in target:
                 continue
+            if pattern is TYPED_PATH and (PLACEHOLDER.search(target)
+                                          or ALTERNATIVES.search(target)):
+                found += [(match.start(), match.end(), source)
+                          for source in _family(target, repo)]
+                continue
             for base in bases:
                 source = (base / target).resolve()
                 if not source.is_relative_to(repo):
@@ -270,6 +282,27 @@ def citations(text: str, document: Path, repo: Path) -> list[tuple[int, int, Pat
                     found.append((match.start(), match.end(), source))
                     break
     return sorted(found, key=lambda item: item[:2])
+
+
+def _family(target: str, repo: Path) -> list[Path]:
+    """The JSON files of `repo` that the typed path `target` names, where `<N>` stands for
+    any part of a name and `{a,b}` for either of its words."""
+    patterns = [target]
+    while any(ALTERNATIVES.search(pattern) for pattern in patterns):
+        expanded = []
+        for pattern in patterns:
+            match = ALTERNATIVES.search(pattern)
+            if match is None:
+                expanded.append(pattern)
+                continue
+            expanded += [pattern[:match.start()] + word + pattern[match.end():]
+                         for word in match.group(1).split(",")]
+        patterns = expanded
+    files = []
+    for pattern in patterns:
+        files += [path.resolve() for path in sorted(repo.glob(PLACEHOLDER.sub("*", pattern)))
+                  if path.suffix == ".json" and path.is_file()]
+    return list(dict.fromkeys(files))
 
 
 def paper_marked(text: str, position: int) -> bool:
