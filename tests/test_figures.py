@@ -104,7 +104,7 @@ def test_table_rows_and_list_items_are_units(tmp_path):
 def test_a_cited_directory_cites_the_files_below_it_but_results_does_not(tmp_path):
     repo = _repo(tmp_path)
     assert _problems(repo, "The files of `results/m/` hold 12.5% and 36.3%.") == []
-    assert _figures_of(_problems(repo, "The files of `results/` hold 12.5%.")) == [
+    assert _figures_of(_problems(repo, "The files of [results](../results/) hold 12.5%.")) == [
         "line 1: 12.5%"]
     # A page is not a source, nor a name typed without its directory.
     (repo / "results" / "README.md").write_text("12.5%")
