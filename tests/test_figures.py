@@ -159,6 +159,9 @@ def test_a_papers_figure_and_a_goal_are_marked_and_nothing_else_is(tmp_path):
               "The papers give 12.4 ± 2.3. Table 1 has 78.4%. The issue's goal is 50%; "
               "the aim 90%.")
     assert _problems(repo, marked) == []
+    # A paper's column marks its cells, but not one that says the figure is ours.
+    column = "| model | paper |\n|---|---|\n| x | Table 1: 78.4% | \n| y | ours: 78.4% |\n"
+    assert _figures_of(_problems(repo, column)) == ["line 4: 78.4%"]
     # "paper-regime" names a configuration, "report" this project's command, and a mark
     # holds in its own clause only.
     unmarked = ("The paper-regime runs score 70.0%. The report shows 12.4%. "

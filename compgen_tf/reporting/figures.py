@@ -40,8 +40,9 @@ Marked as not ours to back, where no cited file holds the figure:
 - a paper's figure: the word "paper" or "papers" (not "paper-regime", a configuration's
   name), "reports" or "reported" (not "report", also this project's command), or "Table"
   followed by a number, earlier in the same clause; or a table column whose header names the
-  paper ("paper (test %)", "paper source"). A clause ends at `.`, `;`, `:`, `!`, `?`
-  followed by a space, at a table cell's `|`, at a list marker, at `(` and at a blank line.
+  paper ("paper (test %)", "paper source"), unless the cell says "our" or "ours" before the
+  figure. A clause ends at `.`, `;`, `:`, `!`, `?` followed by a space, at a table cell's
+  `|`, at a list marker, at `(` and at a blank line.
 - a goal: "goal", "target" or "aim" earlier in the same clause ("the issue's goal of 50%").
 A figure a cited file holds passes whatever its marks; a figure that no cited file holds and
 that has no mark is an error, named with its document, line and the files it cited.
@@ -77,6 +78,7 @@ STATISTICS = (
 CLAUSE_START = re.compile(r"(?:[.;:!?]\s|\||^\s*[-*]\s|\(|\n\s*\n)", re.MULTILINE)
 # "paper-regime" (a configuration's name) is not the paper.
 PAPER_MARK = re.compile(r"\b(?:papers?(?![-\w])|reports\b|reported\b|Table\s+\d+\b)")
+OURS = re.compile(r"\bours?\b", re.IGNORECASE)
 # A goal is not a result: "the issue's goal of 50%", "every seed above the goal's 95%".
 GOAL_MARK = re.compile(r"\b(?:goal|target|aim)(?:'s|s)?\b")
 # Versions are not figures. Validation curves are: a file's curves hold at most a few
@@ -311,8 +313,12 @@ def paper_marked(text: str, position: int) -> bool:
     `GOAL_MARK` earlier in its clause)."""
     starts = [m.end() for m in CLAUSE_START.finditer(text, 0, position)]
     clause = text[starts[-1] if starts else 0:position]
-    return bool(PAPER_MARK.search(clause) or GOAL_MARK.search(clause)
-                or PAPER_MARK.search(_column_header(text, position)))
+    if PAPER_MARK.search(clause) or GOAL_MARK.search(clause):
+        return True
+    # A paper's column marks its cells, but not a cell that says the figure is ours.
+    cell_start = text.rfind("|", text.rfind("\n", 0, position) + 1, position) + 1
+    return bool(PAPER_MARK.search(_column_header(text, position))
+                and not OURS.search(text, cell_start, position))
 
 
 def _column_header(text: str, position: int) -> str:
