@@ -71,6 +71,11 @@ def test_a_figure_is_checked_against_the_file_of_its_own_sentence(tmp_path):
     assert _problems(repo, "Intro.\nSeed 0 scores 12.5% here ([a](../results/m/a.json)).") == [
         'line 2: 12.5% is in none of results/m/a.json (its sentence) in '
         '"Seed 0 scores 12.5%"']
+    # Each member of a list that ends in %.
+    assert _figures_of(_problems(repo, "Seeds 0 / 1: 36.3 / 12.5% (results/m/a.json).")) == [
+        "line 1: 12.5%"]
+    assert _figures_of(_problems(repo, "Seeds 0 / 1: 12.5 / 5% (results/m/a.json).")) == [
+        "line 1: 12.5%"]
     # Rounded by hand: 36.35 typed as 36.4.
     assert _figures_of(_problems(repo, "Seed 0: 36.4% (results/m/a.json).")) == ["line 1: 36.4%"]
 

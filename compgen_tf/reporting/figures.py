@@ -7,7 +7,8 @@ result must be a value of the file its own text cites, formatted with the decima
 fraction may be shown in percent: 0.3634 as 36.3% or 36.35%), or be marked as not ours.
 
 What reads as a result:
-- any number followed by `%`;
+- any number followed by `%`, and each number of a list that ends in `%`
+  ("98.8 / 0.0 / 99.6%");
 - a decimal number typed without `%` after a statistic or a score word ("median 53.5",
   "Mean 75.7", "std 40.4", "test 91.68"), beside `±`, or at either end of an en-dash range
   ("0.0–100.0").
@@ -60,6 +61,8 @@ from functools import lru_cache
 from pathlib import Path
 
 PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?%")
+# Each member of a list that ends in `%` ("98.8 / 0.0 / 99.6%") is a percentage too.
+PERCENT_LIST = re.compile(r"(?<![\w./])(\d+(?:\.\d+)?)(?=(?:\s?/\s?\d+(?:\.\d+)?)+\s?%)")
 # Decimals typed without `%` that read as results: after a statistic or score word (any
 # case), on either side of `±`, or as either end of an en-dash range ("0.0–97.1"; a hyphen
 # joins versions and timings too often to count). A `%` after the number is PERCENT's.
@@ -197,7 +200,7 @@ def figures(text: str) -> list[tuple[int, str, int]]:
     """The figures of `text` that read as results: (position, figure as typed with `%` if it
     has one, end of the match), in the order of the text, each position once."""
     found = [(match.start(1), match.group(1) + "%", match.end())
-             for match in PERCENT.finditer(text)]
+             for pattern in (PERCENT, PERCENT_LIST) for match in pattern.finditer(text)]
     found += [(match.start(1), match.group(1), match.end())
               for pattern in STATISTICS for match in pattern.finditer(text)]
     result, seen = [], set()
