@@ -183,3 +183,20 @@ def test_the_check_names_each_problem_with_its_document_and_line(tmp_path):
     assert check_documents([page], repo / "results") == [
         'docs/page.md:3: 12.5% is in none of results/m/a.json (its sentence) in '
         '"Seed 0 scores 12.5%"']
+
+
+def test_report_check_reads_the_serving_page_and_the_results_readme_too(tmp_path):
+    # `report --check` (stale_reports) on a checkout whose serving/README.md holds the planted
+    # figure: the results directory is the repository's, the README a copy.
+    from compgen_tf.reporting.report import stale_reports
+
+    (tmp_path / "results").symlink_to(RESULTS_DIR)
+    (tmp_path / "README.md").write_text((REPO / "README.md").read_text())
+    (tmp_path / "serving").mkdir()
+    (tmp_path / "serving" / "README.md").write_text(
+        PLANTED.read_text().replace("../../results/", "../results/"))
+    stale = stale_reports(tmp_path / "results", tmp_path / "results" / "README.md",
+                          tmp_path / "no_runs", tmp_path / "README.md")
+    assert [line.split(" in \"")[0] for line in stale] == [
+        f"unbacked figure: {tmp_path / 'serving' / 'README.md'}:4: 53.5% is in none of "
+        "results/seq2seq/simple.json (its sentence)"]
