@@ -3,6 +3,7 @@
 
 import itertools
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -73,6 +74,9 @@ def test_pooled_draws_pool_each_configuration_and_rank_its_runs_own_rows():
     assert a["runs_x_draws"] == 8 and a["runs"] == 2
     assert a["mean"] == pytest.approx(3.95 / 8)
     assert a["median"] == pytest.approx(0.3)
+    # The sample std (n - 1), not the population std.
+    assert a["std"] == pytest.approx(
+        statistics.stdev([0.2, 1.0, 0.95, 0.3, 0.2, 0.9, 0.1, 0.3]))
     assert a["fraction_at_least_0.9"] == pytest.approx(3 / 8)
     # seed0 is below all four of its draws (0.0); seed1 is above three and ties one (0.875).
     assert a["trained_quantile_mean"] == pytest.approx(0.4375)

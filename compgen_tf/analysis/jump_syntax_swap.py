@@ -194,7 +194,9 @@ def pooled_draws(results: dict) -> dict:
         ranks = [rank_among_draws(scores["trained"], scores["jump_row_draws"]) for scores in runs]
         summary[config] = {
             "runs_x_draws": len(draws), "mean": float(np.mean(draws)),
-            "median": float(np.median(draws)), "std": float(np.std(draws)),
+            "median": float(np.median(draws)),
+            # The sample std (n - 1), as every other std the project reports.
+            "std": float(np.std(draws, ddof=1)) if len(draws) > 1 else None,
             "fraction_at_least_0.9": float(np.mean(draws >= 0.9)),
             "runs": len(runs),
             "trained_quantile_mean": float(np.mean([rank["trained_quantile"] for rank in ranks])),

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from compgen_tf.reporting.cells import (number_cells, our_cells, paper_cell, percent,
                                         provenance_cell, scalar, split_cell)
-from compgen_tf.reporting.figures import check_documents
+from compgen_tf.reporting.figures import check_documents, documents
 from compgen_tf.reporting.papers import (MT_EXPLANATION, MT_TITLE, PAPER_RESULTS, PAPERS,
                                          SHORT_TITLES, SUMMARY_ROWS, paper_for)
 from compgen_tf.reporting.report_plots import plot_curves, plot_seeds, run_curves
@@ -163,7 +163,9 @@ def _rerun_section(results: dict, reruns: dict) -> list[str]:
             earlier = results.get(EARLIER_NAMES.get((model, name), (model, name)))
             before = our_cells(earlier)
             cells = [model, f"[{name}]({entry['path']})",
-                     f"{before[0]} (n={before[3]})" if earlier else "—", *our_cells(entry),
+                     # The earlier figures link their own file, which the figure check reads.
+                     f"[{before[0]} (n={before[3]})]({earlier['path']})" if earlier else "—",
+                     *our_cells(entry),
                      str(entry.get("versions", {}).get("compgen-tf", "—")),
                      provenance_cell(entry)]
             lines.append("| " + " | ".join(cells) + " |")
@@ -314,7 +316,12 @@ def render_doc_tables(text: str, results_dir: Path) -> str:
             if entry is None:
                 raise ReportError(f"a results table names {key}, which has no results file")
             label = f"{model} / {name}" if translation or several_models else name
-            link = f"[{label}](../results/{entry['path']})" if "path" in entry else label
+            if "path" in entry:
+                link = f"[{label}](../results/{entry['path']})"
+            else:  # a pooled row links each file it pools: the figure check reads them
+                link = label + " (" + ", ".join(
+                    f"[{number}](../results/{path})"
+                    for number, path in enumerate(entry["pooled"], start=1)) + ")"
             runs = sorted(entry["runs"], key=lambda r: r["seed"])
             if translation:
                 cells = [" / ".join(f"{run[field]:.2f}" for run in runs)
@@ -386,7 +393,7 @@ def stale_reports(results_dir: Path, out: Path, runs_dir: Path, readme: Path | N
         for page in pages:
             if render_doc_tables(page.read_text(), results_dir) != page.read_text():
                 stale.append(f"{page}: a results table differs from what `{GENERATOR}` writes")
-        # Typed figures: each must come from a committed file or be a paper's figure.
+        # Typed figures: each must come from the file it cites or be a paper's figure.
         stale += [f"unbacked figure: {problem}" for problem in
-                  check_documents([readme, *pages], results_dir)]
+                  check_documents(documents(readme.parent), results_dir)]
     return stale
