@@ -121,14 +121,13 @@ def chance_by_counting(ranks):
 def test_chance_of_the_paper_regime_ranks_read_from_their_file(name, runs):
     # The paper-regime seeds' ranks as the file records them (seeds 0-5, then 0-9), and the
     # chance that its summary (and docs/research/syntactic_attention.md) reports.
-    record = json.loads((ROOT / "results" / "syntactic_attention" / f"{name}.json").read_text())
+    path = ROOT / "results" / "syntactic_attention" / f"{name}.json"
     ranks = [jump_syntax_swap.rank_among_draws(scores["trained"], scores["jump_row_draws"])
-             for scores in scored_runs(ROOT / "results" / "syntactic_attention" /
-                                       f"{name}.json").values()]
+             for scores in scored_runs(path).values()]
     assert len(ranks) == runs
     chance = jump_syntax_swap.chance_of_ranks_this_low(ranks)
     assert chance == pytest.approx(float(chance_by_counting(ranks)), abs=1e-12)
-    (stored,) = record["pooled_draws"].values()
+    (stored,) = json.loads(path.read_text())["pooled_draws"].values()
     assert stored["chance_of_ranks_this_low"] == pytest.approx(chance, abs=1e-12)
     with pytest.raises(ValueError, match="no ranks"):
         jump_syntax_swap.chance_of_ranks_this_low([])
