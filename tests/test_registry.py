@@ -25,6 +25,22 @@ TINY = {
     "meta_seq2seq": dict(embedding_dim=8, hidden_units=8, num_layers=1, max_output_length=8),
 }
 
+# The least relative drop of each model's loss on its fixed batches after the 2 epochs of
+# `test_each_task_model_fits_with_plain_fit_on_tfds_data`: half the drop measured there
+# (seed 0, this CPU, 2026-12-01; measured loss before -> after in the comment), rounded down.
+LOSS_DROP = {
+    "counting_seq2seq": 0.01,     # 20.818 -> 20.250 (2.7%)
+    "equivariant_seq2seq": 0.04,  # 1.938 -> 1.774 (8.5%)
+    "lstm_baseline": 0.03,        # 0.692 -> 0.651 (6.0%)
+    "meta_seq2seq": 0.015,        # 1.627 -> 1.572 (3.4%)
+    "mlp_baseline": 0.14,         # 0.835 -> 0.601 (28%)
+    "recurrent_baseline": 0.2,    # 0.955 -> 0.541 (43%)
+    "seq2seq": 0.03,              # 1.945 -> 1.826 (6.2%)
+    "stack_lstm": 0.015,          # 0.691 -> 0.668 (3.3%)
+    "symbol_convolution": 0.14,   # 1.663 -> 1.197 (28%)
+    "syntactic_attention": 0.01,  # 1.950 -> 1.900 (2.6%)
+}
+
 
 def test_every_model_is_registered_once_with_its_tasks():
     assert {n for n, s in registry.MODELS.items() if s.trains_on == "scan"} == set(
@@ -140,16 +156,23 @@ def test_each_task_model_fits_with_plain_fit_on_tfds_data(name, tmp_path):
     else:
         assert isinstance(task, ToyTask)
         dataset = _toy_dataset(name, spec.tasks[0], tmp_path)
+    # The loss on these (fixed) batches before any update.
+    untrained = task.evaluate(dataset, verbose=0, return_dict=True)["loss"]
     before = [w.numpy() for w in task.trainable_weights]
     history = task.fit(dataset, epochs=2, verbose=0)
     assert np.all(np.isfinite(history.history["loss"]))
-    moved = [not np.array_equal(b, w.numpy()) for b, w in zip(before, task.trainable_weights)]
-    assert sum(moved) >= len(moved) // 2, [w.path for w, m in zip(task.trainable_weights, moved)
-                                           if not m]
-    assert history.history["loss"][-1] > 0  # the epoch's mean training loss
+    # Every trainable weight gets a gradient and an update (none is cut off the loss) ...
+    still = [w.path for b, w in zip(before, task.trainable_weights)
+             if np.array_equal(b, w.numpy())]
+    assert before and not still, still
+    # ... that lowers the loss: the second epoch's mean below the first's, and the loss on
+    # the same batches by at least LOSS_DROP (half the drop measured).
+    first_epoch, second_epoch = history.history["loss"]
+    assert second_epoch < first_epoch
     # evaluate and predict are Keras' too; evaluate gives the loss per target token.
     loss = task.evaluate(dataset, verbose=0, return_dict=True)["loss"]
-    assert np.isfinite(loss) and loss > 0
+    assert np.isfinite(loss)
+    assert loss <= untrained * (1 - LOSS_DROP[name]), (untrained, loss)
     if spec.trains_on == "scan":
         totals = [_expected_loss(task, source, target) for source, target in dataset]
         expected = sum(float(t[0]) for t in totals) / sum(float(t[1]) for t in totals)

@@ -2,10 +2,13 @@
 `jump` row ranks among redrawn rows."""
 
 import itertools
+import json
+import math
 import os
 import statistics
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import pytest
@@ -50,13 +53,83 @@ def test_chance_of_ranks_this_low_counts_every_equally_likely_outcome(below, tie
         pytest.approx(expected, abs=1e-12)
 
 
-def test_chance_of_the_six_paper_regime_ranks():
-    # Seeds 0-5 of `jump_row_draws_paper_regime.json`: 3, 7, 17 (and a tie), 5, 0, 0 of 20
-    # draws below their own rows. Six counts uniform on 0..20 sum to 32 or less with chance
-    # 0.0313227 (the sum's distribution, 21**-6 times its number of compositions).
-    chance = jump_syntax_swap.chance_of_ranks_this_low(
-        ranks([3, 7, 17, 5, 0, 0], [0, 0, 1, 0, 0, 0], 20))
-    assert chance == pytest.approx(0.0313227, abs=1e-6)
+# The files `tools/sa_jump_syntax_swap.py` wrote, committed.
+DRAWS_FILES = sorted((ROOT / "results" / "syntactic_attention").glob("jump_row_draws*.json"))
+RANK_KEYS = ("draws_below_trained", "draws_tied_with_trained", "draws_above_trained",
+             "trained_quantile")
+
+
+def scored_runs(path):
+    """The runs of a committed draws file that were scored with draws."""
+    record = json.loads(path.read_text())
+    return {run: scores for run, scores in record["accuracy_on_sample"].items()
+            if "jump_row_draws" in scores}
+
+
+def test_the_committed_draws_files_are_there():
+    assert {path.name for path in DRAWS_FILES} >= {
+        "jump_row_draws.json", "jump_row_draws_paper_regime.json",
+        "jump_row_draws_paper_regime_seeds0_5.json"}
+    assert all(scored_runs(path) for path in DRAWS_FILES)
+
+
+@pytest.mark.parametrize("path", DRAWS_FILES, ids=lambda path: path.stem)
+def test_each_committed_rank_is_its_runs_own_rank_among_its_draws(path):
+    # Every rank a file stores (files written before a field existed lack it) is the rank
+    # of that run's own score among that run's own draws, counted here.
+    for run, scores in scored_runs(path).items():
+        drawn, trained = scores["jump_row_draws"], scores["trained"]
+        below = sum(score < trained for score in drawn)
+        tied = sum(score == trained for score in drawn)
+        counted = {"draws_below_trained": below, "draws_tied_with_trained": tied,
+                   "draws_above_trained": len(drawn) - below - tied,
+                   "trained_quantile": (below + tied / 2) / len(drawn)}
+        assert jump_syntax_swap.rank_among_draws(trained, drawn) == counted
+        stored = {key: scores[key] for key in RANK_KEYS if key in scores}
+        assert stored == {key: counted[key] for key in stored}, run
+        assert scores["jump_row_draws_mean"] == pytest.approx(sum(drawn) / len(drawn))
+
+
+@pytest.mark.parametrize("path", DRAWS_FILES, ids=lambda path: path.stem)
+def test_each_committed_pooled_summary_is_its_runs_pooled(path):
+    # Each summary field a file stores is what `pooled_draws` gives for its runs today.
+    record = json.loads(path.read_text())
+    pooled = jump_syntax_swap.pooled_draws(record["accuracy_on_sample"])
+    assert set(pooled) == set(record["pooled_draws"])
+    for configuration, stored in record["pooled_draws"].items():
+        assert stored == pytest.approx({key: pooled[configuration][key] for key in stored},
+                                       rel=1e-12), configuration
+
+
+def chance_by_counting(ranks):
+    """The chance that independent counts uniform on 0..draws (one per rank) sum to at most
+    the observed sum of counts below (ties half), counted exactly by inclusion-exclusion:
+    the number of n-tuples in 0..m summing to at most s is
+    sum_k (-1)^k C(n, k) C(s - k(m + 1) + n, n)."""
+    draws = {rank["draws_below_trained"] + rank["draws_tied_with_trained"]
+             + rank["draws_above_trained"] for rank in ranks}
+    assert len(draws) == 1, "the formula is for runs with the same number of draws"
+    (m,), n = draws, len(ranks)
+    s = math.floor(sum(r["draws_below_trained"] + Fraction(r["draws_tied_with_trained"], 2)
+                       for r in ranks))
+    tuples = sum((-1) ** k * math.comb(n, k) * math.comb(s - k * (m + 1) + n, n)
+                 for k in range(n + 1) if s - k * (m + 1) >= 0)
+    return Fraction(tuples, (m + 1) ** n)
+
+
+@pytest.mark.parametrize("name, runs", [("jump_row_draws_paper_regime_seeds0_5", 6),
+                                        ("jump_row_draws_paper_regime", 10)])
+def test_chance_of_the_paper_regime_ranks_read_from_their_file(name, runs):
+    # The paper-regime seeds' ranks as the file records them (seeds 0-5, then 0-9), and the
+    # chance that its summary (and docs/research/syntactic_attention.md) reports.
+    path = ROOT / "results" / "syntactic_attention" / f"{name}.json"
+    ranks = [jump_syntax_swap.rank_among_draws(scores["trained"], scores["jump_row_draws"])
+             for scores in scored_runs(path).values()]
+    assert len(ranks) == runs
+    chance = jump_syntax_swap.chance_of_ranks_this_low(ranks)
+    assert chance == pytest.approx(float(chance_by_counting(ranks)), abs=1e-12)
+    (stored,) = json.loads(path.read_text())["pooled_draws"].values()
+    assert stored["chance_of_ranks_this_low"] == pytest.approx(chance, abs=1e-12)
     with pytest.raises(ValueError, match="no ranks"):
         jump_syntax_swap.chance_of_ranks_this_low([])
 
@@ -123,7 +196,7 @@ def test_merged_record_refuses_other_settings_and_runs_already_in(new, settings,
 
 def test_add_to_a_file_of_other_settings_is_refused_before_scoring(tmp_path):
     earlier = tmp_path / "draws.json"
-    earlier.write_text(__import__("json").dumps(EARLIER))
+    earlier.write_text(json.dumps(EARLIER))
     refused = tool("--runs", tmp_path / "no_such_run", "--sample", "500", "--draws", "20",
                    "--add-to", earlier)
     assert refused.returncode == 2
@@ -132,7 +205,7 @@ def test_add_to_a_file_of_other_settings_is_refused_before_scoring(tmp_path):
 
 def test_add_to_does_not_go_with_repool(tmp_path):
     earlier = tmp_path / "draws.json"
-    earlier.write_text(__import__("json").dumps(EARLIER))
+    earlier.write_text(json.dumps(EARLIER))
     refused = tool("--repool", earlier, "--add-to", earlier)
     assert refused.returncode == 2
     assert "--add-to goes with --runs, not --repool" in refused.stderr
