@@ -45,7 +45,13 @@ def test_syntactic_attention_learns_french_pairs_and_serves_them(tmp_path):
     assert errors[0] == "" and "unknown word(s):" in errors[1] and "daxiste" in errors[1]
 
 
-def test_a_translation_run_scores_bleu_and_lists_the_daxy_sentences(tmp_path):
+def test_a_translation_run_scores_bleu_and_lists_the_daxy_sentences(tmp_path, monkeypatch):
+    import numpy as np
+
+    from compgen_tf.experiments import scan
+    from compgen_tf.training.bleu import translation_scores
+    from compgen_tf.training.evaluation import SplitEvaluation
+
     config = load_config(config_path("syntactic_attention", "mt_eng_fra"))
     assert config["training"]["learning_rate"] == 0.00015
     assert config["model_args"]["command_grammar"] is None
@@ -54,6 +60,24 @@ def test_a_translation_run_scores_bleu_and_lists_the_daxy_sentences(tmp_path):
     config.update(model="syntactic_attention", split="mt_eng_fra")
     # Trained without the daxy copies: "daxy" is a word training never saw, encoded <unk>.
     assert config["training"]["selection"] == "bleu"
+    # Two steps translate nothing (BLEU 0 either way, which any pairing of the scores would
+    # give): the final scoring's daxy translations are set here, half exact and half one word
+    # short, so that the scores lie strictly between 0 and 100 and a score computed on other
+    # pairs than the run's own translations shows. (Validation, during training, is not
+    # patched: it decodes through `training.fit.split_validation`.)
+    daxy_pairs = mt.mt_examples("mt_eng_fra")["daxy"]
+    evaluate_split = scan.evaluate_split
+
+    def known_translations(model, split, **kwargs):
+        result = evaluate_split(model, split, **kwargs)
+        if list(split.commands) != [s for s, _ in daxy_pairs]:
+            return result
+        predicted = [t if i % 2 == 0 else " ".join(t.split()[:-1])
+                     for i, (_, t) in enumerate(daxy_pairs)]
+        correct = np.array([p == t for p, (_, t) in zip(predicted, daxy_pairs)])
+        return SplitEvaluation(float(correct.mean()), correct, predicted)
+
+    monkeypatch.setattr(scan, "evaluate_split", known_translations)
     metrics = SCAN.train(SCAN.run_config(config), tmp_path, seed=0, verbose=0,
                          evaluate_splits=("daxy",))
     # Selected on validation BLEU: the history and the summary carry it.
@@ -61,11 +85,17 @@ def test_a_translation_run_scores_bleu_and_lists_the_daxy_sentences(tmp_path):
     assert 0.0 <= line["val_bleu"] <= 100.0 and metrics["best_val_bleu"] == line["val_bleu"]
     assert "best_val_accuracy" not in metrics
     daxy = metrics["bleu"]["daxy"]
-    assert 0.0 <= daxy["bleu"] <= 100.0 and 0.0 <= daxy["bleu_authors"] <= 100.0
+    translations = daxy["translations"]
+    assert [(t["source"], t["expected"]) for t in translations] == daxy_pairs
+    # The reported scores are those of the run's own translations, both ways.
+    recomputed = translation_scores([t["source"] for t in translations],
+                                    [t["expected"] for t in translations],
+                                    [t["predicted"] for t in translations])
+    assert {key: daxy[key] for key in recomputed} == recomputed
+    assert 0.0 < daxy["bleu"] < 100.0 and 0.0 < daxy["bleu_authors"] < 100.0
     assert daxy["pairs_scored_authors"] == 8  # every target has 4 tokens or more
-    assert [t["source"] for t in daxy["translations"]] == [
-        s for s, _ in mt.mt_examples("mt_eng_fra")["daxy"]]
-    assert metrics["accuracy"]["daxy"] == sum(t["exact"] for t in daxy["translations"]) / 8
+    assert metrics["accuracy"]["daxy"] == 0.5
+    assert metrics["accuracy"]["daxy"] == sum(t["exact"] for t in translations) / 8
     assert json.loads((tmp_path / "metrics.json").read_text())["bleu"]["daxy"] == daxy
     record = run_record({**metrics, "accuracy": {**metrics["accuracy"], "validation": 0.0,
                                                  "test": 0.0},

@@ -63,8 +63,15 @@ def test_stack_lstm_learns_to_reverse(tmp_path):
     config["training"].update(max_steps=1050, eval_every=350, learning_rate=0.01)
     data = task_data("palindromes", 0, config["data"])
     metrics = TOY.train(TOY.run_config(config), tmp_path / "run", seed=0, verbose=0, data=data)
-    # Chance is 1/4 per symbol.
-    assert metrics["accuracy"]["test"] > 0.8
+    curve = [json.loads(line)["val_accuracy"]
+             for line in (tmp_path / "run" / "history.jsonl").read_text().splitlines()]
+    # 1,050 steps are far from the 16,000 of results/stack_lstm/palindromes_in_domain.json
+    # (100% in domain); this checks what this budget reaches, measured on seed 0
+    # (2026-12-01): symbol accuracy 0.896 test, 0.716 long, the whole suffix right on 0.405
+    # of the test strings (chance is 1/4 a symbol), validation rising 0.390, 0.815, 0.898.
+    assert curve == sorted(curve) and curve[0] < curve[-1] - 0.3, curve
+    assert metrics["accuracy"]["test"] >= 0.87 and metrics["accuracy"]["long"] >= 0.68
+    assert metrics["sequence_accuracy"]["test"] >= 0.35
     assert set(metrics["sequence_accuracy"]) == {"validation", "test", "long"}
 
 

@@ -1,6 +1,5 @@
 """Rule learning (Table 1 of "Symmetry and systematicity") through the one training path."""
 
-import numpy as np
 import pytest
 
 from compgen_tf.experiments import toy as toy_runs
@@ -25,9 +24,14 @@ def test_symbol_convolution_generalizes_to_unseen_syllables(tmp_path):
         assert accuracy["test"] == 1.0 and accuracy["validation"] == 1.0, accuracy
 
 
-def test_mlp_does_not_generalize_to_unseen_syllables(tmp_path):
-    accuracies = [_test_accuracy("mlp_baseline", seed, tmp_path)["test"] for seed in range(3)]
-    assert np.mean(accuracies) < 0.9
+def test_mlp_learns_the_seen_syllables_and_not_the_unseen(tmp_path):
+    runs = [_test_accuracy("mlp_baseline", seed, tmp_path) for seed in range(3)]
+    # It learns the rule on the syllables it was trained on (the validation carve) ...
+    assert all(run["validation"] == 1.0 for run in runs), runs
+    # ... and is near chance (1/2) on the 8 test sentences of unseen syllables: at most 18 of
+    # the 24 right over three seeds (a coin gets 19 or more with chance 0.0033; the symbol
+    # convolution gets all 24). Measured 2026-12-01: 13 of 24.
+    assert round(sum(run["test"] for run in runs) * 8) <= 18, runs
 
 
 def test_results_files_in_the_common_schema(tmp_path):
