@@ -7,3 +7,7 @@ class ConfigError(ValueError):
 
 class RunDirectoryError(ValueError):
     """A run directory that a command cannot use as asked (it holds another configuration)."""
+
+
+class CorruptRunFileError(RunDirectoryError):
+    """A file of a run directory that is there but cannot be read (truncated, damaged)."""

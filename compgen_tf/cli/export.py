@@ -126,12 +126,13 @@ def main(argv=None) -> int:
                         help="decode one-command calls with XLA (TF Serving then needs "
                              "--xla_cpu_compilation_enabled=true)")
     args = parser.parse_args(argv)
+    from compgen_tf.errors import CorruptRunFileError
     from compgen_tf.experiments.experiment import load_run_model
 
     try:
         path = export_model(load_run_model(args.run), args.out,
                             xla_single_command=args.xla_single_command)
-    except (FileNotFoundError, FileExistsError, TypeError) as error:
+    except (FileNotFoundError, FileExistsError, TypeError, CorruptRunFileError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     print(f"exported {args.run} to {path}")

@@ -10,15 +10,20 @@ its object `compgen_tf.experiments.kinds.experiment_for(name)`):
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import math
+import os
 import shutil
+import sys
 import time
+import zipfile
 from pathlib import Path
 
 import keras
 
-from compgen_tf.errors import RunDirectoryError
+from compgen_tf.errors import CorruptRunFileError, RunDirectoryError
 from compgen_tf.experiments.config import (CONFIG_DIR, SECTIONS, ConfigError, apply_overrides,
                                            comparable, config_differences, config_path,
                                            load_config, unrecorded_provenance, validate_config)
@@ -255,24 +260,28 @@ class Experiment:
                     model = self.new_model(config, data)
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"model_args of {config.model}: {error}") from error
-        prepare_run_dir(own_dir, record)
-        extend = start_from(warm_start_from, own_dir)
-        extra = self.prepare(model, config, data, own_dir, seed, strategy)
-        summary = fit_run(model, config.training, own_dir,
-                          self.batches(model, config, data, seed),
-                          self.validation_score(model, config, data), seed=seed,
-                          strategy=strategy, verbose=verbose, extend=extend)
-        summary.update(extra)
+        own_dir.mkdir(parents=True, exist_ok=True)
+        with run_dir_lock(own_dir):
+            prepare_run_dir(own_dir, record)
+            extend = start_from(warm_start_from, own_dir)
+            extra = self.prepare(model, config, data, own_dir, seed, strategy)
+            summary = fit_run(model, config.training, own_dir,
+                              self.batches(model, config, data, seed),
+                              self.validation_score(model, config, data), seed=seed,
+                              strategy=strategy, verbose=verbose, extend=extend)
+            summary.update(extra)
+            if own_dir == run_dir:
+                parts = (self.evaluated_parts(config) if evaluate_splits is None
+                         else evaluate_splits)
+                metrics = self._scored(load_run_model(run_dir, into=model), config, seed,
+                                       parts, run_dir, verbose, data)
+                account_warm_start(run_dir, summary, metrics)
+                metrics.update(summary, command=command)
+                write_metrics(run_dir, metrics)
         if own_dir != run_dir:
             shutil.rmtree(own_dir)
             wait_for_workers(strategy)
             return None
-        parts = self.evaluated_parts(config) if evaluate_splits is None else evaluate_splits
-        metrics = self._scored(load_run_model(run_dir, into=model), config, seed, parts,
-                               run_dir, verbose, data)
-        account_warm_start(run_dir, summary, metrics)
-        metrics.update(summary, command=command)
-        write_metrics(run_dir, metrics)
         wait_for_workers(strategy)
         return metrics
 
@@ -282,10 +291,11 @@ class Experiment:
         run_dir = Path(run_dir)
         record = run_config(run_dir)
         config = self.recorded_run_config(run_dir)
-        model = load_run_model(run_dir)
-        parts = self.evaluated_parts(config) if splits is None else splits
-        metrics = self._scored(model, config, record["seed"], parts, run_dir, verbose)
-        write_metrics(run_dir, metrics)
+        with run_dir_lock(run_dir):
+            model = load_run_model(run_dir)
+            parts = self.evaluated_parts(config) if splits is None else splits
+            metrics = self._scored(model, config, record["seed"], parts, run_dir, verbose)
+            write_metrics(run_dir, metrics)
         return metrics
 
     def recorded_run_config(self, run_dir) -> RunConfig:
@@ -345,6 +355,48 @@ class Experiment:
         """The part of a configuration's JSON form (`RunConfig.to_json()`, a results file's
         `config`) that a results file records (and refuses to mix)."""
         return record
+
+
+LOCK = ".lock"
+
+
+@contextlib.contextmanager
+def run_dir_lock(run_dir):
+    """Holds `run_dir`'s lock (`run_dir/.lock`) while a command writes the directory.
+
+    A second writer (another `train`, or `evaluate`, on the same directory) gets a
+    `RunDirectoryError` naming the holder's process id. The lock is the operating system's
+    (`flock`): a process that dies releases it, and the next writer takes it over, saying so
+    (the file still names the dead process; a clean release empties it).
+    """
+    path = Path(run_dir) / LOCK
+    handle = open(path, "a+")
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise RunDirectoryError(f"{run_dir} is being written by process {holder} (it holds "
+                                f"{path}); wait for it to finish, or pass another "
+                                f"--output") from None
+    try:
+        handle.seek(0)
+        previous = handle.read().strip()
+        if previous and previous != str(os.getpid()):
+            print(f"{run_dir}: taking over the lock of process {previous}, which ended "
+                  f"without releasing it", file=sys.stderr)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+    finally:
+        handle.seek(0)
+        handle.truncate()
+        handle.flush()
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        handle.close()
 
 
 def read_metrics(run_dir) -> dict:
@@ -436,6 +488,12 @@ def load_run_model(run_dir, into=None):
     path = Path(run_dir) / BEST_MODEL
     if not path.exists():
         raise FileNotFoundError(f"{path} does not exist: is {run_dir} a finished training run?")
+    if not zipfile.is_zipfile(path):
+        # Keras would call it "File not found"; it is there, and damaged.
+        raise CorruptRunFileError(f"{path} is damaged (not a complete .keras file, "
+                                  f"{path.stat().st_size} bytes); its checkpoints hold the last "
+                                  f"weights, not the selected ones: train the run again into "
+                                  f"another --output")
     import compgen_tf.models  # noqa: F401  (registers the model classes for deserialization)
     if into is not None:
         into.load_weights(path)

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
 import time
 from pathlib import Path
 
 import keras
 import tensorflow as tf
+
+from compgen_tf.errors import RunDirectoryError
 
 BEST_MODEL = "best_model.keras"
 
@@ -49,11 +53,20 @@ def append_history(run_dir, record: dict) -> None:
 
 def keep_history_until(run_dir, step: int) -> None:
     """Drops the lines of `run_dir/history.jsonl` after `step` (those of evaluations that a
-    resumed run makes again)."""
+    resumed run makes again), and a line cut short by a process that died writing it."""
     path = Path(run_dir) / "history.jsonl"
     if path.exists():
-        lines = path.read_text().splitlines(keepends=True)
-        path.write_text("".join(line for line in lines if json.loads(line)["step"] <= step))
+        kept = []
+        for line in path.read_text().splitlines(keepends=True):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"warning: {path}: dropping a line that is not complete JSON: "
+                      f"{line.strip()[:60]!r}", file=sys.stderr)
+                continue
+            if record["step"] <= step:
+                kept.append(line if line.endswith("\n") else line + "\n")
+        path.write_text("".join(kept))
 
 
 class ResumableCheckpoint(keras.callbacks.Callback):
@@ -84,20 +97,65 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         self._model = model
 
     def restore(self) -> bool:
-        """Restores the latest checkpoint, if any; True when one was found."""
-        if self.manager.latest_checkpoint is None:
+        """Restores the newest intact checkpoint, if any; True when one was restored.
+
+        A checkpoint that cannot be read (a machine that died while writing it, a truncated
+        or corrupt file) is skipped with a line on stderr saying which and why, and the one
+        before it is restored: the run then repeats the steps in between exactly. When
+        every checkpoint listed is unreadable, a `CheckpointError` says so.
+        """
+        candidates = list(reversed(self.manager.checkpoints))
+        if not candidates:
             return False
-        self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
-        return True
+        for path in candidates:
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+                return True
+            except (tf.errors.OpError, ValueError, IndexError, AssertionError) as error:
+                reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                print(f"warning: skipping checkpoint {path}: it cannot be read "
+                      f"({type(error).__name__}: {reason})", file=sys.stderr)
+        raise CheckpointError(f"no checkpoint in {Path(path).parent} can be read (tried "
+                              f"{', '.join(Path(p).name for p in candidates)}); delete that "
+                              "folder to train the run from its start")
 
     def save(self):
-        """Writes a checkpoint numbered by the optimizer's step (the last two are kept)."""
-        self.manager.save(checkpoint_number=int(self._model.optimizer.iterations.numpy()))
+        """Writes a checkpoint numbered by the optimizer's step (the last two are kept),
+        flushed to disk before the run goes on (`fsync`), so that a machine that dies after
+        this returns does not leave a truncated checkpoint behind it."""
+        path = self.manager.save(checkpoint_number=int(self._model.optimizer.iterations.numpy()))
+        for name in [*tf.io.gfile.glob(f"{path}.*"), str(Path(path).parent / "checkpoint")]:
+            _fsync(name)
+        _fsync(str(Path(path).parent))
 
     def on_epoch_end(self, epoch, logs=None):
         if int(self._model.optimizer.iterations.numpy()) % self.every == 0:
             self.save()
 
+
+
+class CheckpointError(RunDirectoryError):
+    """A run directory none of whose checkpoints can be read."""
+
+
+def _fsync(path: str) -> None:
+    """Flushes a file (or a directory's entries) to disk."""
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
+
+
+def save_atomically(model, path) -> None:
+    """`model.save(path)` through a temporary file in the same folder, flushed and renamed:
+    `path` is always either the previous complete file or the new complete one."""
+    path = Path(path)
+    partial = path.with_name(f".{path.stem}.partial{path.suffix}")  # Keras wants the suffix
+    model.save(partial)
+    _fsync(str(partial))
+    os.replace(partial, path)
+    _fsync(str(path.parent))
 
 
 class ModelSelection(keras.callbacks.Callback):

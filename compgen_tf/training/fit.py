@@ -13,7 +13,8 @@ from compgen_tf.training.distribute import separate_dropout_streams
 from compgen_tf.training.batches import SplitBatches, training_dataset
 from compgen_tf.training.bleu import corpus_bleu
 from compgen_tf.training.callbacks import (BEST_MODEL, ModelSelection, ResumableCheckpoint,
-                                           TrainingProgress, keep_history_until)
+                                           TrainingProgress, keep_history_until,
+                                           save_atomically)
 from compgen_tf.models.train_step import TrainStep
 from compgen_tf.training.evaluation import evaluate_split
 from compgen_tf.training.settings import TrainingConfig
@@ -89,7 +90,7 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
             print(f"Resuming {run_dir} at step {step}")
 
     def save_best():
-        model.save(run_dir / BEST_MODEL)
+        save_atomically(model, run_dir / BEST_MODEL)
         # Checkpoint now too, so that a resumed run never disagrees with the saved best model.
         checkpoint.save()
 
