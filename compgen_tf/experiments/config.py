@@ -120,7 +120,18 @@ def comparable(config):
 
 
 def validate_config(config: dict, origin: str = "configuration") -> dict:
-    """Checks section names, key names and value types; returns a normalised copy."""
+    """Checks section names, key names, value types and ranges; returns a normalised copy."""
+    config = normalised_config(config, origin)
+    # The ranges, by the classes that hold them; which decay key applies is known only once
+    # the kind of experiment is (`Experiment.run_config`, which builds them for the run).
+    TrainingConfig.from_section(config["training"], drops_once=None, origin=origin)
+    DataConfig.from_section(config["data"], origin=origin)
+    return config
+
+
+def normalised_config(config: dict, origin: str = "configuration") -> dict:
+    """Checks section names, key names and value types (not ranges: `validate_config`);
+    returns a normalised copy."""
     if not isinstance(config, dict):
         raise ConfigError(f"{origin}: a configuration is a JSON object")
     config = copy.deepcopy(config)
@@ -133,12 +144,7 @@ def validate_config(config: dict, origin: str = "configuration") -> dict:
     for section in SECTIONS:
         if not isinstance(config.setdefault(section, {}), dict):
             raise ConfigError(f"{origin}: section {section!r} must be an object")
-    config = normalised_sections(config, origin)
-    # The ranges, by the classes that hold them; which decay key applies is known only once
-    # the kind of experiment is (`Experiment.run_config`).
-    TrainingConfig.from_section(config["training"], drops_once=None, origin=origin)
-    DataConfig.from_section(config["data"], origin=origin)
-    return config
+    return normalised_sections(config, origin)
 
 
 def check_provenance(provenance, origin: str = "provenance") -> dict:

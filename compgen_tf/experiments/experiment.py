@@ -26,7 +26,7 @@ import keras
 from compgen_tf.errors import CorruptRunFileError, RunDirectoryError
 from compgen_tf.experiments.config import (CONFIG_DIR, SECTIONS, ConfigError, apply_overrides,
                                            comparable, config_differences, config_path,
-                                           load_config, unrecorded_provenance, validate_config)
+                                           load_config, normalised_config, unrecorded_provenance)
 from compgen_tf.experiments.run_config import DataConfig, RunConfig
 from compgen_tf.training.settings import TrainingConfig
 
@@ -98,7 +98,8 @@ class Experiment:
         settings resolved over this kind's defaults and every check made once."""
         if isinstance(config, RunConfig):
             return config
-        given = validate_config(config, origin=origin)
+        # Types here; the ranges where the typed sections are built, below.
+        given = normalised_config(config, origin=origin)
         model, task = given.get("model"), given.get(self.task_key)
         if model is None or task is None:
             raise ConfigError(f"{origin}: a run's configuration names its 'model' and its "
@@ -290,7 +291,7 @@ class Experiment:
         of other parts stay. Updates and returns its metrics."""
         run_dir = Path(run_dir)
         record = run_config(run_dir)
-        config = self.recorded_run_config(run_dir)
+        config = self.recorded_run_config(run_dir, record)
         with run_dir_lock(run_dir):
             model = load_run_model(run_dir)
             parts = self.evaluated_parts(config) if splits is None else splits
@@ -298,10 +299,11 @@ class Experiment:
             write_metrics(run_dir, metrics)
         return metrics
 
-    def recorded_run_config(self, run_dir) -> RunConfig:
+    def recorded_run_config(self, run_dir, record: dict | None = None) -> RunConfig:
         """The `RunConfig` that a run directory's `config.json` records (a command that reads
-        a finished run; a run itself never reads its record back)."""
-        record = run_config(run_dir)
+        a finished run; a run itself never reads its record back). `record`: that file's
+        contents, when the caller has read it."""
+        record = run_config(run_dir) if record is None else record
         return self.run_config({key: value for key, value in record.items() if key != "seed"},
                                origin=str(Path(run_dir) / "config.json"))
 

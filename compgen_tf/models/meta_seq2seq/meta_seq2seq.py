@@ -13,6 +13,11 @@ from compgen_tf.tokens import EOS_ID
 from compgen_tf.models.losses import token_cross_entropy
 
 
+def _backbone_setting(name: str, doc: str) -> property:
+    """A read-only property of the task that reads the backbone's setting `name`."""
+    return property(lambda self: getattr(self.backbone, name), doc=doc)
+
+
 @keras.saving.register_keras_serializable(package="compgen_tf")
 class MetaSeq2Seq(Seq2SeqModel):
     """Seq2seq learner that translates queries in the context of a support set.
@@ -71,21 +76,20 @@ class MetaSeq2Seq(Seq2SeqModel):
         self.support_loss = bool(support_loss)
 
     # The backbone's settings, read by meta-training, the export and the tests.
-    decoder_attention = property(
-        lambda self: self.backbone.decoder_attention,
-        doc="Whether the decoder attends over the context (False: it predicts from its LSTM "
-            "output alone, the \"no decoder attention\" ablation).")
-    scaled_decoder_attention = property(
-        lambda self: self.backbone.scaled_decoder_attention,
-        doc="Whether the decoder's attention scores are divided by the square root of "
-            "the context's width (as the paper writes it; False: plain dot products).")
-    use_memory = property(
-        lambda self: self.backbone.use_memory,
-        doc="Whether the key-value memory over the support set is used (False: the "
-            "paper's standard seq2seq, which ignores the support set).")
-    dropout_rate = property(
-        lambda self: self.backbone.dropout_rate,
-        doc="The dropout rate on every embedding and between LSTM layers.")
+    decoder_attention = _backbone_setting(
+        "decoder_attention",
+        "Whether the decoder attends over the context (False: it predicts from its LSTM "
+        "output alone, the \"no decoder attention\" ablation).")
+    scaled_decoder_attention = _backbone_setting(
+        "scaled_decoder_attention",
+        "Whether the decoder's attention scores are divided by the square root of the "
+        "context's width (as the paper writes it; False: plain dot products).")
+    use_memory = _backbone_setting(
+        "use_memory",
+        "Whether the key-value memory over the support set is used (False: the paper's "
+        "standard seq2seq, which ignores the support set).")
+    dropout_rate = _backbone_setting(
+        "dropout_rate", "The dropout rate on every embedding and between LSTM layers.")
 
     # ----------------------------------------------------------------- network
     def encode_episode(self, support_command_ids, support_action_ids, query_ids, training=False):
