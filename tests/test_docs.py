@@ -234,24 +234,3 @@ def test_every_relative_link_in_the_markdown_files_resolves():
     assert REPO / "docs" / "index.md" in files and REPO / "README.md" in files
     broken = [line for path in files for line in broken_links(path, REPO)]
     assert broken == [], "\n".join(broken)
-
-
-# ---------------------------------------------------------------- the research pages' figures
-
-def test_the_research_pages_tables_and_figures_are_what_the_results_files_give():
-    # `python -m compgen_tf report --check` reads docs/*.md; the research write-ups under
-    # docs/research/ are held to the same two checks here: each results table is what the
-    # generator writes (its links one folder deeper) and every typed figure is backed.
-    from compgen_tf.experiments.results import RESULTS_DIR
-    from compgen_tf.reporting.figures import check_documents
-    from compgen_tf.reporting.report import render_doc_tables
-
-    pages = sorted((REPO / "docs" / "research").glob("*.md"))
-    assert len(pages) >= 6
-    stale = []
-    for page in pages:
-        text = page.read_text().replace("](../../results/", "](../results/")
-        if render_doc_tables(text, RESULTS_DIR) != text:
-            stale.append(f"{page.relative_to(REPO)}: a results table differs")
-    stale += check_documents(pages, RESULTS_DIR)
-    assert stale == [], "\n".join(stale)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 
+from compgen_tf.experiments import knowledge
 from compgen_tf.experiments.config import PROVENANCE_KINDS
 from compgen_tf.experiments.results import summarize
 
@@ -63,13 +64,25 @@ def our_cells(entry: dict | None) -> list[str]:
             _wall_time(stats["wall_time"])]
 
 
-def provenance_cell(entry: dict | None, with_reason: bool = True) -> str:
-    """The row's marker (`PROVENANCE_KINDS`), and the one-line reason its file gives."""
+def provenance_cell(entry: dict | None, with_reason: bool = True, short: bool = False) -> str:
+    """The row's marker (`PROVENANCE_KINDS`), and the one-line reason its file gives; `short`:
+    the kind alone ("post-hoc"), for the README's narrow table."""
     if entry is None:
         return "—"
     provenance = entry["provenance"]
+    if short:
+        return provenance["kind"]
     label = PROVENANCE_KINDS[provenance["kind"]]
     return f"{label}: {provenance['reason']}" if with_reason else label
+
+
+def knowledge_cell(entry: dict | None, short: bool = False) -> str:
+    """The benchmark knowledge the row's recorded configuration encodes
+    (`compgen_tf.experiments.knowledge`), or that it learns everything from the data."""
+    if entry is None:
+        return "—"
+    return knowledge.knowledge_cell(entry["model"], entry.get("split"), entry.get("config"),
+                                    short=short)
 
 
 def split_cell(name: str, entry: dict | None) -> str:

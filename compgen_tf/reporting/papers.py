@@ -20,7 +20,7 @@ PAPERS_FILE = resources.path("papers.json")
 
 # Keys a row of `results` may have besides its model and name; `paper`, `mean` and `source`
 # are required.
-_ROW_KEYS = ("paper", "mean", "std", "median", "n", "source")
+_ROW_KEYS = ("paper", "variant", "mean", "std", "median", "n", "source")
 
 
 def _load(path=PAPERS_FILE) -> dict:

@@ -88,7 +88,8 @@ def _check_results(path: Path, document: dict) -> dict:
     except ConfigError as error:
         raise ReportError(str(error)) from error
     return {"model": document["model"], "split": document["split"], "runs": runs,
-            "versions": document.get("versions", {}), "provenance": document["provenance"]}
+            "versions": document.get("versions", {}), "provenance": document["provenance"],
+            "config": document.get("config")}
 
 
 def pooled_entry(results: dict, model: str, name: str) -> dict | None:
@@ -102,4 +103,6 @@ def pooled_entry(results: dict, model: str, name: str) -> dict | None:
     worst = max(provenances, key=lambda p: list(PROVENANCE_KINDS).index(p["kind"]))
     return {"model": model, "split": name, "pooled": [results[k]["path"] for k in keys],
             "runs": [run for k in keys for run in results[k]["runs"]], "keys": keys,
-            "provenance": worst}
+            "provenance": worst,
+            # The samples differ in data, not in settings: the first one's configuration.
+            "config": results[keys[0]].get("config")}
