@@ -237,10 +237,13 @@ def test_the_project_readme_table_and_the_check_mode(results_dir, tmp_path, caps
 def test_translation_results_get_their_own_table_with_bleu_and_daxy(tmp_path, capsys):
     results = tmp_path / "results"
     translation_runs = [dict(run, test_bleu=bleu, test_bleu_authors=authors, daxy_exact=daxy,
-                             daxy_translations=["tu es daxiste ."] + ["je suis daxiste ."] * 7)
-                        for run, bleu, authors, daxy in zip(runs([0.10, 0.20, 0.30]),
-                                                            [20.0, 24.0, 31.0],
-                                                            [30.5, 35.5, 40.5], [2, 5, 0])]
+                             daxy_translations=["tu es daxiste ."] + ["je suis daxiste ."] * 7,
+                             steps=6400, best_step=best,
+                             validation_bleu_curve=[[400, 1.5], [best, 20.0]],
+                             loss_curve=[[400, 3.0], [best, 1.0]])
+                        for run, bleu, authors, daxy, best in zip(
+                            runs([0.10, 0.20, 0.30]), [20.0, 24.0, 31.0], [30.5, 35.5, 40.5],
+                            [2, 5, 0], [800, 5760, 5761])]
     write_results("syntactic_attention", "mt_eng_fra_daxy", "cmd", translation_runs,
                   {"keras": "3"}, results_dir=results, provenance=POST_HOC)
     assert generate(results) == 0
@@ -251,7 +254,12 @@ def test_translation_results_get_their_own_table_with_bleu_and_daxy(tmp_path, ca
     # BLEU: mean ± sample std, median, min–max; then the authors' way; exact match; daxy x/8.
     assert cells[2:9] == ["25.00 ± 5.57", "24.00", "20.00–31.00", "35.50 ± 5.00", "35.50",
                           "30.50–40.50", "20.0 ± 10.0"]
-    assert cells[9:11] == ["2/8, 5/8, 0/8", "3"]
+    # Each seed's kept step of its steps; from the last tenth of updates: "(late)".
+    assert cells[9:12] == ["2/8, 5/8, 0/8", "800/6,400, 5,760/6,400, 5,761/6,400 (late)", "3"]
+    assert "(late)\": the kept model" in section
+    # Validation BLEU and loss against update, drawn from the curves the file recorded.
+    plot = "plots/syntactic_attention__mt_eng_fra_daxy__bleu_loss.png"
+    assert (results / plot).stat().st_size > 1000 and f"]({plot})" in readme
     assert "mt_eng_fra_daxy" not in readme.split("## Other results")[1].split("\n## ")[0]
     # Every seed's daxy translations, under the sentences and references of the split.
     daxy = section.split("the daxy sentences")[1].splitlines()

@@ -40,7 +40,12 @@ def test_run_record_keeps_the_validation_curve_of_the_run_directory(tmp_path):
     record = run_record(metrics, tmp_path)
     assert record == {"seed": 3, "val_accuracy": 0.9, "test_accuracy": 0.8, "wall_time_s": 5.0,
                       "steps": 20, "best_step": 10,
-                      "validation_curve": [[10, 0.9], [20, 0.812346]]}
+                      "validation_curve": [[10, 0.9], [20, 0.812346]],
+                      "loss_curve": [[10, 0.5], [20, 0.25]]}
+    # A translation run's history has validation BLEU too: its curve is kept beside.
+    (tmp_path / "history.jsonl").write_text(
+        '{"step": 10, "loss": 0.5, "val_accuracy": 0.0, "val_bleu": 3.25, "elapsed_s": 1.0}\n')
+    assert run_record(metrics, tmp_path)["validation_bleu_curve"] == [[10, 3.25]]
     assert "validation_curve" not in run_record(metrics, tmp_path / "elsewhere")
     trained = dict(metrics, command="python -m compgen_tf.train --seed 3",
                    versions={"commit": "abc123"})

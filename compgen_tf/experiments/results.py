@@ -10,8 +10,9 @@ faithful to the paper, a variant chosen on validation, or one chosen after test 
 seen (or not on record, which counts as that). Each run also records the `command`
 that trained it (a file can gather seeds from several commands: `write_results`) and,
 when its run directory kept one, its `validation_curve`: `[[step, val_accuracy], ...]`
-at every validation, so that the training curves outlive the run directories, which
-are not committed.
+at every validation (and `validation_bleu_curve` for a translation run, `loss_curve` for
+the training loss the history logged), so that the training curves outlive the run
+directories, which are not committed.
 """
 
 from __future__ import annotations
@@ -60,14 +61,19 @@ def run_record(metrics: dict, run_dir=None) -> dict:
                        ("commit", metrics.get("versions", {}).get("commit"))):
         if value:
             record[key] = value
-    curve = validation_curve(Path(run_dir) / "history.jsonl") if run_dir is not None else []
-    if curve:
-        record["validation_curve"] = curve
+    if run_dir is not None:
+        history = Path(run_dir) / "history.jsonl"
+        for field, key in (("validation_curve", "val_accuracy"),
+                           ("validation_bleu_curve", "val_bleu"), ("loss_curve", "loss")):
+            curve = history_curve(history, key)
+            if curve:
+                record[field] = curve
     return record
 
 
-def validation_curve(history_path) -> list[list]:
-    """`[[step, val_accuracy], ...]` from a run's `history.jsonl` ([] if there is none)."""
+def history_curve(history_path, key: str) -> list[list]:
+    """`[[step, value], ...]` of `key` at each record of a run's `history.jsonl` that has it
+    ([] if there is no file or no such record)."""
     path = Path(history_path)
     if not path.exists():
         return []
@@ -75,10 +81,15 @@ def validation_curve(history_path) -> list[list]:
     for line in path.read_text().splitlines():
         try:
             record = json.loads(line)
-            curve.append([int(record["step"]), round(float(record["val_accuracy"]), 6)])
+            curve.append([int(record["step"]), round(float(record[key]), 6)])
         except (ValueError, KeyError, TypeError):
-            continue  # a line cut short by an interrupted run
+            continue  # a line cut short by an interrupted run, or one without `key`
     return curve
+
+
+def validation_curve(history_path) -> list[list]:
+    """`[[step, val_accuracy], ...]` from a run's `history.jsonl` ([] if there is none)."""
+    return history_curve(history_path, "val_accuracy")
 
 
 def earlier_results(path, split: str, config) -> dict | None:

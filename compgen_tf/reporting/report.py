@@ -35,7 +35,9 @@ from compgen_tf.reporting.cells import (knowledge_cell, number_cells, our_cells,
 from compgen_tf.reporting.figures import check_documents, documents
 from compgen_tf.reporting.papers import (MT_EXPLANATION, MT_TITLE, PAPER_RESULTS, PAPERS,
                                          SHORT_TITLES, SUMMARY_ROWS, paper_for)
-from compgen_tf.reporting.report_plots import plot_curves, plot_seeds, run_curves
+from compgen_tf.reporting.report_plots import (plot_curves, plot_seeds,
+                                               plot_translation_curves, run_curves,
+                                               translation_curves)
 from compgen_tf.reporting.results_files import (BENCHMARKS, ReportError, pooled_entry,
                                                 read_results_dir)
 
@@ -47,9 +49,30 @@ PLOTS = "plots"
 SUMMARY_START = "<!-- results-summary:start -->"
 SUMMARY_END = "<!-- results-summary:end -->"
 MT_HEADER = ("| model | split | BLEU: mean ± std | median | min–max | BLEU, authors' way: "
-             "mean ± std | median | min–max | exact match (%) | daxy x/8 per seed | n "
-             "| wall time / run | provenance |\n"
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+             "mean ± std | median | min–max | exact match (%) | daxy x/8 per seed "
+             "| best step / steps per seed | n | wall time / run | provenance |\n"
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+# A run whose kept model is from its last tenth of updates may not have converged.
+LATE_BEST = 0.9
+
+
+def converged(run: dict) -> bool | None:
+    """Whether a run's kept model is from before the last tenth of its updates (None when
+    the run does not record its best step)."""
+    if run.get("best_step") is None or not run.get("steps"):
+        return None
+    return run["best_step"] <= LATE_BEST * run["steps"]
+
+
+def _best_step_cell(runs) -> str:
+    cells = []
+    for run in runs:
+        if converged(run) is None:
+            cells.append("—")
+        else:
+            cells.append(f"{run['best_step']:,}/{run['steps']:,}"
+                         + ("" if converged(run) else " (late)"))
+    return ", ".join(cells)
 
 
 def is_translation(entry: dict) -> bool:
@@ -70,7 +93,7 @@ def _translation_row(model: str, name: str, entry: dict) -> str:
              *number_cells([run["test_bleu"] for run in runs]),
              *number_cells([run["test_bleu_authors"] for run in runs]),
              our_cells(entry)[0],
-             ", ".join(f"{run['daxy_exact']}/8" for run in runs),
+             ", ".join(f"{run['daxy_exact']}/8" for run in runs), _best_step_cell(runs),
              *our_cells(entry)[3:5], provenance_cell(entry)]
     return "| " + " | ".join(cells) + " |"
 
@@ -82,6 +105,8 @@ def _translation_section(results: dict, used: set) -> list[str]:
         return lines + ["No results yet.", ""]
     used.update(keys)
     lines += [MT_HEADER] + [_translation_row(*key, results[key]) for key in keys] + [""]
+    lines += ["\"(late)\": the kept model (best validation BLEU) is from the run's last "
+              "tenth of updates, so the run may have stopped before it converged.", ""]
     for key in keys:
         lines += _daxy_table(*key, results[key])
     return lines
@@ -243,6 +268,13 @@ def render_report(results_dir: Path, out: Path, runs_dir: Path):
             images.append((path, "validation accuracy during training",
                            (lambda c=curves, e=entry, n=name, o=path: plot_curves(c, e, n, o))
                            if curves else None))
+        if is_translation(entry):
+            path = plots_dir / f"{model}__{name}__bleu_loss.png"
+            bleu_curves = translation_curves(entry, name, runs_dir)
+            if bleu_curves or path.exists():
+                images.append((path, "validation BLEU and training loss during training",
+                               (lambda c=bleu_curves, e=entry, n=name, o=path:
+                                plot_translation_curves(c, e, n, o)) if bleu_curves else None))
         if images:
             plot_lines += [f"### {model} / {name}", ""]
             for image, caption, draw in images:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from pathlib import Path
 
-from compgen_tf.experiments.results import validation_curve
+from compgen_tf.experiments.results import history_curve, validation_curve
 from compgen_tf.reporting.plotting import pyplot
 
 
@@ -78,4 +78,43 @@ def plot_curves(curves: list, entry: dict, name: str, path: Path):
                    fontsize=10)
     if len(curves) <= 10:
         axes.legend(fontsize=8, ncol=2)
+    _save(figure, path)
+
+
+def translation_curves(entry: dict, name: str, runs_dir: Path) -> list:
+    """[(seed, [(step, validation BLEU)], [(step, training loss)])] of each seed of a
+    translation results file whose BLEU curve is known (run directory, else results file)."""
+    curves = []
+    for run in sorted(entry["runs"], key=lambda r: r["seed"]):
+        history = runs_dir / entry["model"] / name / f"seed{run['seed']}" / "history.jsonl"
+        bleu = history_curve(history, "val_bleu") or run.get("validation_bleu_curve") or []
+        loss = history_curve(history, "loss") or run.get("loss_curve") or []
+        if bleu:
+            curves.append((run["seed"], bleu, loss))
+    return curves
+
+
+def plot_translation_curves(curves: list, entry: dict, name: str, path: Path):
+    """Validation BLEU and training loss against update, one line per seed, the kept
+    model's step marked (`translation_curves`)."""
+    plt = pyplot()
+    figure, (bleu_axes, loss_axes) = plt.subplots(1, 2, figsize=(9.6, 3.6))
+    best = {run["seed"]: run.get("best_step") for run in entry["runs"]}
+    for seed, bleu, loss in curves:
+        line, = bleu_axes.plot([s for s, _ in bleu], [b for _, b in bleu], linewidth=1.2,
+                               label=f"seed {seed}")
+        if best.get(seed) is not None:
+            kept = [b for s, b in bleu if s == best[seed]]
+            if kept:
+                bleu_axes.scatter([best[seed]], kept[-1:], color=line.get_color(), zorder=3)
+        if loss:
+            loss_axes.plot([s for s, _ in loss], [v for _, v in loss], linewidth=1.2,
+                           color=line.get_color(), label=f"seed {seed}")
+    bleu_axes.set_xlabel("update")
+    bleu_axes.set_ylabel("validation BLEU (dot: kept model)")
+    loss_axes.set_xlabel("update")
+    loss_axes.set_ylabel("training loss (logged)")
+    figure.suptitle(f"{entry['model']} on {name}: validation BLEU and loss", fontsize=10)
+    if len(curves) <= 10:
+        bleu_axes.legend(fontsize=8)
     _save(figure, path)
