@@ -1,11 +1,13 @@
 """`tools/export_exact_match.py` (`compgen_tf.analysis.export_check`): scoring a SavedModel's
 string signature on a split."""
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import tensorflow as tf
 
 from compgen_tf.analysis import export_check
@@ -45,3 +47,11 @@ def test_refuses_a_folder_without_a_saved_model_and_an_unknown_split(tmp_path):
     refused = tool("--export", tmp_path, "--split", "no_such_split")
     assert refused.returncode == 2
     assert "no_such_split" in refused.stderr
+
+
+def test_the_run_to_compare_must_be_a_run_of_the_split(tmp_path):
+    with pytest.raises(FileNotFoundError, match="config.json does not exist"):
+        export_check.run_to_compare(tmp_path, "simple", "test")
+    (tmp_path / "config.json").write_text(json.dumps({"split": "length"}))
+    with pytest.raises(ValueError, match="trained on length, not on --split simple"):
+        export_check.run_to_compare(tmp_path, "simple", "test")

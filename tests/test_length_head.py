@@ -60,6 +60,9 @@ def test_translations_have_the_heads_lengths_and_too_long_ones_are_errors():
     served = model.serve(tf.constant(commands))
     assert [e.decode() for e in served["error"].numpy()] == [
         "", "", "", "no <eos> within max_output_length=4 tokens"]
+    # translate answers the row cut off by the limit as the export does.
+    assert model.translate(commands, return_errors=True) == (
+        translations + [""], [e.decode() for e in served["error"].numpy()])
     source, _ = model.encode_commands(tf.constant(commands))
     np.testing.assert_array_equal(model.predicted_lengths(source).numpy(), [1, 2, 3, 4])
 

@@ -260,10 +260,23 @@ out = serve(support_commands=tf.constant({list(episode.support_commands)!r}),
             query_commands=tf.constant({list(episode.query_commands) + ["dax blicket"]!r}))
 print(json.dumps([[a.decode() for a in out["actions"].numpy()],
                   [e.decode() for e in out["error"].numpy()]]))
+empty = serve(support_commands=tf.constant({list(episode.support_commands)!r}),
+              support_actions=tf.constant({list(episode.support_actions)!r}),
+              query_commands=tf.constant([], tf.string))
+print(json.dumps({{k: [v.shape.as_list(), v.dtype.name] for k, v in empty.items()}}))
+try:
+    serve(support_commands=tf.constant([["dax"]]), support_actions=tf.constant(["RED"]),
+          query_commands=tf.constant(["dax"]))
+except tf.errors.InvalidArgumentError as error:
+    print(json.dumps(error.message))
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_tf", "tfds_scan"))))
 """).stdout.strip().splitlines()
-    (actions, errors), library_modules = json.loads(served[-2]), json.loads(served[-1])
+    (actions, errors), library_modules = json.loads(served[-4]), json.loads(served[-1])
     assert library_modules == []
+    # An empty query batch: empty outputs of every key; a 2-D input: an error naming it.
+    assert json.loads(served[-3]) == {"actions": [[0], "string"], "error": [[0], "string"]}
+    assert ("Shape of tensor support_commands [1,1] is not compatible with expected shape [?]"
+            in json.loads(served[-2]))
     assert actions[:-1] == list(episode.query_actions)
     assert errors[:-1] == [""] * len(episode.query_commands)
     assert actions[-1] == "" and errors[-1] == "unknown word(s): blicket"

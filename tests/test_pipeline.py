@@ -148,34 +148,78 @@ def test_evaluate_cli(trained_run, capsys):
     assert "config.json does not exist: is " in capsys.readouterr().err
 
 
+# Rows of the 20,000-command batch given a bad command, and their errors.
+BAD_ROWS = {7: ("", "empty command"), 9_999: ("jump dax", "unknown word(s): dax"),
+            12_345: ("walk " * 40, "command too long: 40 words, the maximum is 32"),
+            19_999: ("walk after", "not a SCAN command")}
+
+
 def test_export_serves_strings_in_a_tensorflow_only_process(trained_run, tmp_path, capsys):
+    """The SavedModel loaded by TensorFlow alone (no compgen_tf, no tfds_scan; TensorFlow
+    imports Keras itself) answers what a client may send: commands good and bad, as
+    `translate` does; an empty batch (TF Serving's batcher sends them); 20,000 commands at
+    once, as 20 batches of 1,000; and the wrong dtypes and shapes, with an error that names
+    what was expected (serving/README.md, "Bad input")."""
+    import tfds_scan
+
     out_dir = tmp_path / "models" / "scan" / "1"
     assert cli("export", "--run", trained_run, "--out", out_dir) == 0
+    many = sorted(tfds_scan.all_commands())[:20_000]
+    for row, (command, _) in BAD_ROWS.items():
+        many[row] = command
+    commands_file = tmp_path / "commands.json"
+    commands_file.write_text(json.dumps(many))
     served = run("-c", f"""
 import json, sys
+import numpy as np
 import tensorflow as tf
 serve = tf.saved_model.load({str(out_dir)!r}).signatures["serving_default"]
 out = serve(commands=tf.constant({COMMANDS!r}))
-print(json.dumps({{k: [x.decode() for x in v.numpy()] for k, v in out.items()}}))
-print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_tf", "tfds_scan"))))
-""").stdout.strip().splitlines()
-    outputs, library_modules = json.loads(served[-2]), json.loads(served[-1])
-    assert library_modules == []
+report = {{"outputs": {{k: [x.decode() for x in v.numpy()] for k, v in out.items()}},
+          "empty": {{k: [v.shape.as_list(), v.dtype.name]
+                    for k, v in serve(commands=tf.constant([], tf.string)).items()}}}}
+many = json.loads(open({str(commands_file)!r}).read())
+whole = serve(commands=tf.constant(many))
+parts = [serve(commands=tf.constant(many[i:i + 1000])) for i in range(0, 20000, 1000)]
+report["rows"] = {{k: int(v.shape[0]) for k, v in whole.items()}}
+report["same_as_20_batches"] = {{k: bool(np.array_equal(v.numpy(), np.concatenate(
+    [part[k].numpy() for part in parts]))) for k, v in whole.items()}}
+report["errors"] = {{row: whole["error"][row].numpy().decode() for row in {list(BAD_ROWS)!r}}}
+bad = {{"int": tf.constant([1, 2]), "float": tf.constant([0.5]),
+        "2-D": tf.constant([["walk", "jump"]]), "scalar": tf.constant("walk")}}
+for kind, value in bad.items():
+    try:
+        report[kind] = {{k: v.shape.as_list() for k, v in serve(commands=value).items()}}
+    except tf.errors.InvalidArgumentError as error:
+        report[kind] = error.message
+report["modules"] = sorted(m for m in sys.modules if m.split(".")[0] in ("compgen_tf", "tfds_scan"))
+print(json.dumps(report))
+""").stdout.strip().splitlines()[-1]
+    report = json.loads(served)
+    assert report["modules"] == []
 
     import keras
 
     import compgen_tf  # noqa: F401
 
     model = keras.saving.load_model(trained_run / "best_model.keras")
-    expected = model.translate(COMMANDS[:3])
-    errors = outputs["error"]
-    assert outputs["actions"][:3] == [e if not err else "" for e, err in zip(expected, errors)]
-    assert all(e in ("", f"no <eos> within max_output_length={model.max_output_length} tokens")
-               for e in errors[:3])
-    assert errors[3:] == ["empty command", "unknown word(s): dax",
-                          "command too long: 40 words, the maximum is 32",
-                          "not a SCAN command", "not a SCAN command"]
+    outputs = report["outputs"]
+    assert model.translate(COMMANDS[:3], return_errors=True) == (outputs["actions"][:3],
+                                                                 outputs["error"][:3])
+    assert outputs["error"][3:] == ["empty command", "unknown word(s): dax",
+                                    "command too long: 40 words, the maximum is 32",
+                                    "not a SCAN command", "not a SCAN command"]
     assert outputs["actions"][3:] == ["", "", "", "", ""]
+
+    assert report["empty"] == {"actions": [[0], "string"], "error": [[0], "string"]}
+    assert report["rows"] == {"actions": 20_000, "error": 20_000}
+    assert report["same_as_20_batches"] == {"actions": True, "error": True}
+    assert report["errors"] == {str(row): error for row, (_, error) in BAD_ROWS.items()}
+    for kind, dtype in (("int", "int32"), ("float", "float")):
+        assert f"expected to be a string tensor but is a {dtype} tensor" in report[kind]
+    for kind, shape in (("2-D", "[1,2]"), ("scalar", "[]")):
+        assert (f"Shape of tensor commands {shape} is not compatible with expected shape [?]"
+                in report[kind]), report[kind]
 
     saved_model_cli = Path(sys.executable).with_name("saved_model_cli")
     shown = subprocess.run([str(saved_model_cli), "show", "--all", "--dir", str(out_dir)], env=ENV,
@@ -225,8 +269,10 @@ def test_xla_single_command_export_answers_as_the_plain_one(trained_run, tmp_pat
                   for name in ("plain", "xla"))
 
     def answers(serve, commands):
-        out = serve(commands=tf.constant(commands))
+        out = serve(commands=tf.constant(commands, tf.string))
         return [[x.decode() for x in out[key].numpy()] for key in ("actions", "error")]
+
+    assert answers(xla, []) == answers(plain, []) == [[], []]  # an empty batch, too
 
     nine_words = "jump around left twice and walk opposite right thrice"  # 11 ids, the widest
     for command in COMMANDS + ["look opposite left thrice and run", "turn right", nine_words]:

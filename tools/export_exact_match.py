@@ -1,7 +1,7 @@
 """Does an exported SavedModel translate as its run did? Test exact match through the export.
 
     python tools/export_exact_match.py --export DIR --split SPLIT [--part test|train]
-        [--batch 512] [--out FILE]
+        [--batch 512] [--run RUN_DIR] [--out FILE]
 
 SPLIT: a SCAN config of `tfds_scan` (official or development), not the English-French set.
 
@@ -11,6 +11,12 @@ no Keras objects; `compgen_tf.analysis.export_check` only sends and scores), sen
 Also counts the rows that came back with an error. The figure should equal the run's own
 `metrics.json` score: the export decodes with the same greedy decoding and, for a model with
 a length head, the same counts.
+
+With `--run` (the run the SavedModel was exported from, trained on SPLIT) every command is
+also translated by the run's model in Python (`translate(..., return_errors=True)`) and the
+two answers are compared row by row, action string and error (`python_agreement`: the
+counts of rows that differ, and the first few); the run's own test score is recorded next
+to the export's (`run_exact_match`), with the command that trained the run.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ def main(argv=None) -> int:
     parser.add_argument("--split", required=True)
     parser.add_argument("--part", default="test", choices=("train", "test"))
     parser.add_argument("--batch", type=int, default=512)
+    parser.add_argument("--run", help="the run directory the SavedModel was exported from: "
+                                      "compare every row with its model's translate")
     parser.add_argument("--out")
     args = parser.parse_args(argv)
     if not (Path(args.export) / "saved_model.pb").is_file():
@@ -40,16 +48,19 @@ def main(argv=None) -> int:
         return 2
 
     import tfds_scan
-    from compgen_tf.analysis.export_check import exact_match_through
+    from compgen_tf.analysis.export_check import exact_match_through, run_to_compare
     from compgen_tf.analysis.output import emit
+    from compgen_tf.errors import CorruptRunFileError
 
     try:  # SCAN's configs and the development splits; not the English-French set
         pairs = tfds_scan.split_examples(args.split)[args.part]
-    except ValueError as error:
+        model, run = (None, {}) if args.run is None else run_to_compare(args.run, args.split,
+                                                                        args.part)
+    except (ValueError, FileNotFoundError, CorruptRunFileError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    emit({"export": args.export, "split": args.split, "part": args.part,
-          **exact_match_through(args.export, pairs, args.batch)},
+    emit({"export": args.export, "split": args.split, "part": args.part, **run,
+          **exact_match_through(args.export, pairs, args.batch, model=model)},
          args.out, "export_exact_match.py", argv)
     return 0
 

@@ -57,20 +57,40 @@ def export_model(model, out_dir, xla_single_command: bool = False) -> Path:
 
         @tf.function(input_signature=strings, autograph=AUTOGRAPH)
         def serve(support_commands, support_actions, query_commands):
-            return model.serve_episode(support_commands, support_actions, query_commands)
+            return model.serve_episode(*map(checked_vector, (support_commands, support_actions,
+                                                             query_commands), EPISODE_INPUTS))
     elif xla_single_command:
         serve = _serve_single_commands_with_xla(model)
     else:
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)],
                      autograph=AUTOGRAPH)
         def serve(commands):
-            return model.serve(commands)
+            return model.serve(checked_vector(commands))
 
     archive = keras.export.ExportArchive()
     archive.track(model)
     archive.add_endpoint("serving_default", serve)
     archive.write_out(str(out_dir), verbose=False)
     return out_dir
+
+
+def checked_vector(strings, name=SIGNATURE_INPUT):
+    """`strings`, checked at run time to be a vector (shape [batch]).
+
+    A loaded signature checks the dtype of what it is given but not its shape, and TF
+    Serving feeds the request's tensor as it is: a scalar or a 2-D input would otherwise
+    fail deep inside the tokenizer. `EnsureShape` stays in the optimized graph (an assertion
+    on `tf.rank` is folded away, the rank being known from the signature) and names the
+    input: "Shape of tensor commands [1,2] is not compatible with expected shape [?]".
+
+    Args:
+        strings: a string tensor, declared [None] by the signature.
+        name: the input's name, for the message.
+
+    Returns:
+        `strings`, once its shape has been checked.
+    """
+    return tf.ensure_shape(strings, [None], name=f"{name}_is_a_vector")
 
 
 def _serve_single_commands_with_xla(model):
@@ -104,7 +124,7 @@ def _serve_single_commands_with_xla(model):
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name=SIGNATURE_INPUT)],
                  autograph=AUTOGRAPH)
     def serve(commands):
-        source_ids, error = model.encode_commands(commands)
+        source_ids, error = model.encode_commands(checked_vector(commands))
         output_ids = tf.cond(tf.equal(tf.shape(source_ids)[0], 1),
                              lambda: decode_one(source_ids),
                              lambda: model.greedy_decode(source_ids))

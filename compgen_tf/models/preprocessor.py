@@ -165,7 +165,10 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
             eos_at += 1
         ids = tf.concat(columns, axis=1)
         ids = tf.where(tf.range(tf.shape(ids)[1])[None, :] == eos_at[:, None], EOS_ID, ids)
-        return ids[:, :tf.reduce_max(eos_at) + 1], error
+        # At least one column: the maximum of an empty batch is the lowest int32, and an
+        # encoder run over zero steps fails in a graph (its TensorArray of unknown batch
+        # cannot be stacked empty), so an empty batch is encoded as (0, 1).
+        return ids[:, :tf.maximum(tf.reduce_max(eos_at), 0) + 1], error
 
     def encode_actions(self, actions):
         """Action strings (batch,) → (ids (batch, length) ending with `<eos>`, `<pad>` after;

@@ -398,17 +398,32 @@ class Seq2SeqModel(TrainStep, keras.Model):
         outside the model's `command_grammar` (`Seq2SeqPreprocessor.check_commands`)."""
         self.preprocessor.check_commands(commands)
 
-    def translate(self, commands, batch_size=256):
-        """Greedy translation of a list of command strings (raises on invalid input)."""
+    def translate(self, commands, batch_size=256, return_errors=False):
+        """Greedy translation of a list of command strings (raises on invalid input).
+
+        Each row is what the exported `serving_default` signature answers for it
+        (`serving_outputs`): a translation that emits no `<eos>` within
+        `max_output_length` tokens is the empty string, and its error says so.
+
+        Args:
+            commands: the commands, a list of strings.
+            batch_size: commands decoded at once.
+            return_errors: also return each row's error.
+
+        Returns:
+            The action strings, one a command; with `return_errors`, `(actions, errors)`,
+            an error being empty for a row translated without one.
+        """
         commands = as_str_list(commands)
         self.check_commands(commands)
         self.build()
-        outputs = []
+        actions, errors = [], []
         for start in range(0, len(commands), batch_size):
-            ids, _ = self.encode_commands(commands[start:start + batch_size])
-            actions, _ = self.decode_actions(self._greedy_decode_graph(ids))
-            outputs.extend(a.decode() for a in actions.numpy())
-        return outputs
+            ids, error = self.encode_commands(commands[start:start + batch_size])
+            rows = output_rows(self.serving_outputs(self._greedy_decode_graph(ids), error))
+            actions += rows[0]
+            errors += rows[1]
+        return (actions, errors) if return_errors else actions
 
     def _greedy_decode_graph(self, source_ids):
         """`greedy_decode` as one graph for ids of every shape."""
@@ -421,7 +436,8 @@ class Seq2SeqModel(TrainStep, keras.Model):
         return self.serving_outputs(self.greedy_decode(ids), error)
 
     def serving_outputs(self, output_ids, error):
-        """{"actions", "error"} of an export signature from decoded ids and the input errors.
+        """{"actions", "error"} of an export signature from decoded ids and the input errors:
+        the one way decoded ids become rows, for the exported signatures and `translate`.
 
         A translation that never emits `<eos>` becomes an error too; wherever there is an
         error the action string is empty.
@@ -432,6 +448,19 @@ class Seq2SeqModel(TrainStep, keras.Model):
                          error)
         actions = tf.where(tf.equal(error, ""), actions, "")
         return {"actions": actions, "error": error}
+
+
+def output_rows(outputs):
+    """The rows of a string signature's answer (`serving_outputs`) as Python strings.
+
+    Args:
+        outputs: `{"actions", "error"}`, string tensors (batch,).
+
+    Returns:
+        (actions, errors): two lists of str, one entry a row.
+    """
+    return ([a.decode() for a in outputs["actions"].numpy()],
+            [e.decode() for e in outputs["error"].numpy()])
 
 
 LENGTH_HEAD_DEFAULTS = {"state_size": 3, "go_backwards": True, "offset_l1": 0.0,

@@ -35,6 +35,13 @@ def sequences_equal(predicted_ids: np.ndarray, target_ids: np.ndarray) -> np.nda
 def evaluate_split(model, split: EncodedSplit, batch_size: int = 512,
                    keep_predictions: bool = True) -> SplitEvaluation:
     """Greedy-decodes every command of `split` and scores exact match."""
+    # Exact match compares ids. An output without <eos> within max_output_length is never
+    # right: where the target has <eos> it has a token, and a target of max_output_length
+    # tokens is one id wider than any output (its <eos> needs one more step), so it never
+    # matches either, although its tokens could be the output's. That is what `translate`
+    # and the export answer (`Seq2SeqModel.serving_outputs`: "" and "no <eos> within ...").
+    # The predictions kept for BLEU and the errors files are the decoded tokens, those of a
+    # cut-off output included (BLEU gives a partial output partial credit).
     correct, predictions = [], []
     for start in range(0, len(split), batch_size):
         source = split.source_ids[start:start + batch_size]

@@ -8,7 +8,7 @@ import tensorflow as tf
 
 from compgen_tf.models.meta_seq2seq.meta_seq2seq_backbone import MetaSeq2SeqBackbone
 from compgen_tf.models.preprocessor import as_str_list
-from compgen_tf.models.seq2seq_model import Seq2SeqModel, graph_for_any_ids
+from compgen_tf.models.seq2seq_model import Seq2SeqModel, graph_for_any_ids, output_rows
 from compgen_tf.tokens import EOS_ID
 from compgen_tf.models.losses import token_cross_entropy
 
@@ -162,8 +162,24 @@ class MetaSeq2Seq(Seq2SeqModel):
         return tuple(out)
 
     def translate_episode(self, support_commands, support_actions, query_commands,
-                          batch_size=512):
-        """Greedy translations of `query_commands` given the support pairs (a list of strings)."""
+                          batch_size=512, return_errors=False):
+        """Greedy translations of `query_commands` given the support pairs (raises on
+        invalid input).
+
+        Each row is what the exported episode signature answers for it (`serving_outputs`):
+        a translation without `<eos>` within `max_output_length` tokens is the empty string,
+        and its error says so.
+
+        Args:
+            support_commands: the support commands, a list of strings.
+            support_actions: their actions, as many.
+            query_commands: the commands to translate.
+            batch_size: queries decoded at once.
+            return_errors: also return each query's error.
+
+        Returns:
+            The queries' action strings; with `return_errors`, `(actions, errors)`.
+        """
         support_commands = as_str_list(support_commands)
         support_actions = as_str_list(support_actions)
         query_commands = as_str_list(query_commands)
@@ -175,13 +191,14 @@ class MetaSeq2Seq(Seq2SeqModel):
         self.build()
         support_ids, action_ids, _ = self.encode_episode_arrays(support_commands,
                                                                  support_actions, [])
-        outputs = []
+        actions, errors = [], []
         for start in range(0, len(query_commands), batch_size):
             query_ids = _ids(self.preprocessor.source_id, query_commands[start:start + batch_size])
             ids = self._decode_graph(support_ids, action_ids, query_ids)
-            actions, _ = self.decode_actions(ids)
-            outputs.extend(a.decode() for a in actions.numpy())
-        return outputs
+            rows = output_rows(self.serving_outputs(ids, tf.fill([len(query_ids)], "")))
+            actions += rows[0]
+            errors += rows[1]
+        return (actions, errors) if return_errors else actions
 
     def _decode_graph(self, support_ids, action_ids, query_ids):
         return graph_for_any_ids(self, "_greedy_decode_ids", 3)(support_ids, action_ids,
@@ -190,11 +207,12 @@ class MetaSeq2Seq(Seq2SeqModel):
     def _greedy_decode_ids(self, support_ids, action_ids, query_ids):
         return self.greedy_decode_episode(support_ids, action_ids, query_ids)[0]
 
-    def translate(self, commands, support_commands, support_actions, batch_size=512):
+    def translate(self, commands, support_commands, support_actions, batch_size=512,
+                  return_errors=False):
         """Greedy translations of `commands` in the context of the support pairs
         (`translate_episode` with the queries first)."""
         return self.translate_episode(support_commands, support_actions, commands,
-                                      batch_size=batch_size)
+                                      batch_size=batch_size, return_errors=return_errors)
 
     def serve_episode(self, support_commands, support_actions, query_commands):
         """Strings in, strings out, never raising: the export signature.
