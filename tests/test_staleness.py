@@ -157,11 +157,12 @@ def _results_file(results_dir, relative, model, runs):
         "summary": {"n": len(runs)}}))
 
 
-def test_the_tool_lists_marked_files_with_their_seeds_wall_times(tmp_path):
+def test_the_tool_lists_marked_files_with_their_seeds_wall_times(tmp_path, capsys):
     """tools/check_stale_results.py --list on a results directory of its own: the seed
     trained before the independent draws marks its file, one after them does not, one
     without a commit is unknown; a re-run set's file is listed with its set."""
     import os
+    import runpy
     import sys
     from pathlib import Path
 
@@ -182,12 +183,10 @@ def test_the_tool_lists_marked_files_with_their_seeds_wall_times(tmp_path):
     (results / "checks" / "something.json").write_text("{}")  # not a results file
     out = tmp_path / "stale.json"
     tool = Path(__file__).resolve().parents[1] / "tools" / "check_stale_results.py"
-    env = dict(os.environ, PYTHONPATH=str(root), TF_CPP_MIN_LOG_LEVEL="2")
-    done = subprocess.run([sys.executable, str(tool), "--list", "--results-dir", str(results),
-                           "--out", str(out)], capture_output=True, text=True, env=env,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert "2 files marked" in done.stdout
+    # In this process (TensorFlow is imported already); the refusal below runs it whole.
+    main = runpy.run_path(str(tool), run_name="check_stale_results")["main"]
+    assert main(["--list", "--results-dir", str(results), "--out", str(out)]) == 0
+    assert "2 files marked" in capsys.readouterr().out
     listing = json.loads(out.read_text())
     assert listing["provenance"]["kind"] == "check"
     files = {entry["path"]: entry for entry in listing["files"]}
@@ -207,7 +206,8 @@ def test_the_tool_lists_marked_files_with_their_seeds_wall_times(tmp_path):
     chosen, left = checks_within(listing["files"], max_minutes=1.0)
     assert [e["path"] for e in chosen] == ["core_0.2.0/stack_lstm/palindromes.json"]
     assert [e["path"] for e in left] == ["syntactic_attention/old.json"]
-    # --run without a budget is refused before anything is read.
+    # --run without a budget is refused before anything is read: exit code 2.
+    env = dict(os.environ, PYTHONPATH=str(root), TF_CPP_MIN_LOG_LEVEL="2")
     refused = subprocess.run([sys.executable, str(tool), "--run", "--results-dir",
                               str(results)], capture_output=True, text=True, env=env,
                              timeout=300)
