@@ -31,10 +31,10 @@ def package_versions() -> dict:
     return versions
 
 
-def source_commit() -> str | None:
-    """The git commit of the checkout this package runs from, with "+changes" when its
-    tracked files differ from it; None when the package's files are not tracked by git (an
-    installed wheel, even one in a virtual environment inside a checkout)."""
+def checkout_root() -> Path | None:
+    """The root of the git checkout whose tracked files this package runs from; None when
+    the package's files are not tracked by git (an installed wheel, even one in a virtual
+    environment inside a checkout) or git is not available."""
     package = Path(__file__).resolve().parent
     try:
         # Ask git whether this very file is tracked, and where that checkout's root is,
@@ -44,12 +44,25 @@ def source_commit() -> str | None:
         tracked = subprocess.run(["git", "-C", str(package), "ls-files", "--error-unmatch",
                                   Path(__file__).name], capture_output=True, text=True,
                                  timeout=10)
-        if root.returncode or tracked.returncode:
-            return None
-        root = root.stdout.strip()
-        head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
-        changed = subprocess.run(["git", "-C", root, "status", "--porcelain",
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if root.returncode or tracked.returncode:
+        return None
+    return Path(root.stdout.strip())
+
+
+def source_commit() -> str | None:
+    """The git commit of the checkout this package runs from, with "+changes" when its
+    tracked files differ from it; None when the package's files are not tracked by git
+    (`checkout_root`)."""
+    root = checkout_root()
+    if root is None:
+        return None
+    try:
+        head = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"],
+                              capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
                                   "--untracked-files=no"], capture_output=True, text=True,
                                  timeout=10, check=True).stdout.strip()
     except (OSError, subprocess.SubprocessError):

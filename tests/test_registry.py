@@ -2,7 +2,10 @@
 `summary()` and `plot_model` show, and a few steps of plain `fit` on data read through the
 repository's TFDS builders."""
 
+import json
+import os
 import shutil
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -40,6 +43,47 @@ LOSS_DROP = {
     "symbol_convolution": 0.14,   # 1.663 -> 1.197 (28%)
     "syntactic_attention": 0.01,  # 1.950 -> 1.900 (2.6%)
 }
+
+# Each model's loss on its fixed batches before and after the 2 epochs of
+# `test_each_task_model_fits_with_plain_fit_on_tfds_data` (seed 0): a change to a model's
+# initial draws, loss, train step or data moves them, and the seeds committed before it no
+# longer describe today's code. Such a change goes into compgen_tf/resources/
+# numerics_changes.json (what the report's stale marks read); then this file is written
+# again with FINGERPRINT_COMMAND.
+FINGERPRINTS = Path(__file__).parent / "fixtures" / "numerics_fingerprints.json"
+WRITE_FINGERPRINTS = "COMPGEN_TF_WRITE_FINGERPRINTS"
+FINGERPRINT_COMMAND = (f"{WRITE_FINGERPRINTS}=1 python -m pytest tests/test_registry.py "
+                       "-k fits_with_plain_fit  (one process, no -n)")
+# Relative tolerance of the comparison. Measured on this CPU (2026-12-02): one TensorFlow
+# thread (as `make test` runs) gives the default's losses bit for bit, oneDNN off
+# (TF_ENABLE_ONEDNN_OPTS=0, other kernels) moves them by at most 1.0e-7. A planted change
+# of one initializer (seq2seq's source embedding drawn from N(0, 0.05) instead of Keras'
+# uniform) moved the untrained loss by 4.7e-4 only, since an untrained loss sits near
+# ln(vocabulary) whatever the draws: 1e-5 catches that with room to spare and still leaves
+# 100 times the measured kernel noise for another CPU's kernels.
+FINGERPRINT_RTOL = 1e-5
+
+
+def check_fingerprint(name, untrained, trained, path=FINGERPRINTS):
+    """Compares `name`'s two losses with the committed fingerprints, or with
+    COMPGEN_TF_WRITE_FINGERPRINTS=1 set writes them there instead."""
+    recorded = json.loads(path.read_text()) if path.exists() else {}
+    measured = {"untrained_loss": float(untrained), "trained_loss": float(trained)}
+    if os.environ.get(WRITE_FINGERPRINTS) == "1":
+        recorded[name] = measured
+        partial = path.with_name(f".{path.name}.{os.getpid()}")
+        partial.write_text(json.dumps(dict(sorted(recorded.items())), indent=2) + "\n")
+        os.replace(partial, path)
+        return
+    advice = ("if intended, add an entry to compgen_tf/resources/numerics_changes.json (the "
+              "seeds committed before it are then marked stale) and regenerate the fixture: "
+              f"{FINGERPRINT_COMMAND}")
+    assert name in recorded, f"no numerics fingerprint of {name} in {path}; {advice}"
+    for key, value in measured.items():
+        expected = recorded[name][key]
+        assert abs(value - expected) <= FINGERPRINT_RTOL * abs(expected), (
+            f"numerics of {name} changed: {key} {value!r}, fingerprint {expected!r} "
+            f"(rtol {FINGERPRINT_RTOL}); {advice}")
 
 
 def test_every_model_is_registered_once_with_its_tasks():
@@ -173,6 +217,7 @@ def test_each_task_model_fits_with_plain_fit_on_tfds_data(name, tmp_path):
     loss = task.evaluate(dataset, verbose=0, return_dict=True)["loss"]
     assert np.isfinite(loss)
     assert loss <= untrained * (1 - LOSS_DROP[name]), (untrained, loss)
+    check_fingerprint(name, untrained, loss)
     if spec.trains_on == "scan":
         totals = [_expected_loss(task, source, target) for source, target in dataset]
         expected = sum(float(t[0]) for t in totals) / sum(float(t[1]) for t in totals)

@@ -240,12 +240,43 @@ def test_check_trains_a_recorded_seed_again_and_reports_the_difference(tmp_path,
     assert "--first-seed 1 --seeds 1" in report["command"]
     printed = capsys.readouterr().out
     assert "test_accuracy: recorded" in printed and "difference +0.000000" in printed
+    # The same score is in band: inside the spread of the file's two seeds.
+    runs = load_results(path)["runs"]
+    assert report["band"] == [min(r["test_accuracy"] for r in runs),
+                              max(r["test_accuracy"] for r in runs)]
+    assert report["in_band"] is True and "in band: yes" in printed
     assert reproduce(["--check", str(path), "--seed", "7"]) == 2
     assert "has no seed 7" in capsys.readouterr().err
     # A second check into the same runs directory would read the first one's run: refused.
     assert reproduce(["--check", str(path), "--seed", "1", "--runs-dir",
                       str(tmp_path / "check")]) == 2
     assert "give the check another --runs-dir" in capsys.readouterr().err
+
+
+def test_check_says_whether_the_new_test_accuracy_lands_in_band():
+    """In band: within [min, max] of the test accuracies of all the file's seeds, ends
+    included; a file of one seed is a band of one value."""
+    from compgen_tf.experiments.check import band_verdict, report_lines
+
+    document = {"runs": [{"seed": 0, "test_accuracy": 0.4}, {"seed": 1, "test_accuracy": 0.9},
+                         {"seed": 2, "test_accuracy": 0.7}]}
+    assert band_verdict(document, 0.55) == {"band": [0.4, 0.9], "band_seeds": 3,
+                                            "in_band": True}
+    assert band_verdict(document, 0.4)["in_band"] and band_verdict(document, 0.9)["in_band"]
+    assert not band_verdict(document, 0.95)["in_band"]
+    assert not band_verdict(document, 0.39)["in_band"]
+    single = {"runs": [{"seed": 4, "test_accuracy": 0.5}]}
+    assert band_verdict(single, 0.5)["in_band"] and not band_verdict(single, 0.5001)["in_band"]
+    report = {"recorded": {"val_accuracy": 1.0, "test_accuracy": 0.7},
+              "new": {"val_accuracy": 1.0, "test_accuracy": 0.95},
+              "recorded_commit": "abc", "commit": "def", "configuration_changes": [],
+              **band_verdict(document, 0.95)}
+    lines = report_lines(report)
+    assert lines[-1] == ("in band: no (test accuracy 0.95; the file's 3 seeds span 0.4 to "
+                         "0.9)")
+    report.update(new={"val_accuracy": 1.0, "test_accuracy": 0.5},
+                  **band_verdict(document, 0.5))
+    assert report_lines(report)[-1].startswith("in band: yes (test accuracy 0.5;")
 
 
 def test_check_compares_the_test_split_its_results_file_records():

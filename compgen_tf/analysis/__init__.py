@@ -15,7 +15,9 @@ it returns:
 - `one_word_commands`: how a SCAN run answers the one-word commands of its training file;
 - `jump_syntax_swap`: Syntactic Attention add-jump runs scored with `jump`'s syntactic row
   replaced, and the files that pool such scores;
-- `failure_modes`: the failure class of each Syntactic Attention add-jump run.
+- `failure_modes`: the failure class of each Syntactic Attention add-jump run;
+- `stale_results`: the results files trained by other numerics than today's, and the seeds
+  `reproduce --check` should train again.
 
 This package sits above `compgen_tf.experiments` and below `compgen_tf.cli`: it reads run
 directories, models and data, and never parses a command line. Importing it imports none of

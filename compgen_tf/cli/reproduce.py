@@ -56,8 +56,10 @@ trained that seed, in today's command-line form: `compgen_tf.reproduce`, `toy_ru
 (`--runs-dir`, default `runs/check`), and prints the recorded and the new validation and test
 accuracies and training lengths (steps, best step), their differences, the commits of both, and whether the configuration resolved
 today equals the one the file recorded (a difference there, or another commit, explains a
-drift before the machine does), and the environment variables that change TensorFlow's
-kernels. `--out FILE` also writes this as JSON. Exit code 0 when the seed trained, whatever
+drift before the machine does), the environment variables that change TensorFlow's
+kernels, and whether the new test accuracy lands in band: within the [min, max] of the test
+accuracies of all the file's seeds, ends included (one seed: that value). `--out FILE` also
+writes this as JSON. Exit code 0 when the seed trained, whatever
 the difference; 2 when the file or seed cannot be checked or the run directory exists.
 """
 

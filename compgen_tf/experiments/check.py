@@ -9,7 +9,10 @@ in a run directory of its own, and returns the recorded and the new validation a
 accuracies and training lengths (steps, best step), their differences, the commits of both,
 and whether the configuration resolved today equals the one the file recorded (a difference
 there, or another commit, explains a drift before the machine does), and the environment
-variables that change TensorFlow's kernels. The command line (`compgen_tf.cli.reproduce`)
+variables that change TensorFlow's kernels, and whether the new test accuracy lands in
+band (`band_verdict`: within the [min, max] of the test accuracies of all the file's
+seeds, ends included; a file of one seed has a band of one value, which only that value
+meets). The command line (`compgen_tf.cli.reproduce`)
 reads the recorded arguments into a `Reproduction`, prints the comparison and writes it
 with `--out`.
 """
@@ -26,6 +29,7 @@ from compgen_tf.experiments.config import comparable, config_differences
 from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.reproduce import Reproduction, reproduce
 from compgen_tf.experiments.results import load_results, without_options
+from compgen_tf.experiments.staleness import recorded_commit
 from compgen_tf.versions import source_commit
 
 # Environment variables that change TensorFlow's kernels, recorded with each check.
@@ -144,15 +148,38 @@ def check_seed(recorded: RecordedSeed, reproduction: Reproduction, command: str,
         "new": new,
         "difference": {key: new[key] - run[key] for key in new
                        if run.get(key) is not None and new[key] is not None},
-        "recorded_commit": run.get("commit") or document.get("versions", {}).get("commit"),
+        "recorded_commit": recorded_commit(document, run),
         "commit": source_commit(),
         "configuration_changes": [line for line in changed
                                   if not line.startswith(("seed:", "model:", "split:",
                                                           "task:"))],
         "wall_time_s": metrics["wall_time_s"],
+        **band_verdict(document, new["test_accuracy"]),
         # Settings outside the configuration that change which kernels run.
         "environment": {key: os.environ[key] for key in ENVIRONMENT if key in os.environ},
     }
+
+
+def band_verdict(document: dict, test_accuracy: float) -> dict:
+    """Whether a test accuracy trained again lands in band: within the [min, max] of the
+    test accuracies of all the seeds of the results file `document`, ends included.
+
+    A seed trained again on other code or another machine takes another path through
+    training (docs/research/reproducibility.md); landing inside the spread of the file's
+    own seeds says the file still describes what the code trains. A file of one seed has
+    a band of that one value.
+
+    Args:
+        document: the results file's contents.
+        test_accuracy: the new test accuracy (a fraction).
+
+    Returns:
+        `{"band": [min, max], "band_seeds": n, "in_band": bool}`.
+    """
+    accuracies = [run["test_accuracy"] for run in document["runs"]]
+    low, high = min(accuracies), max(accuracies)
+    return {"band": [low, high], "band_seeds": len(accuracies),
+            "in_band": bool(low <= test_accuracy <= high)}
 
 
 def report_lines(report: dict) -> list[str]:
@@ -166,6 +193,10 @@ def report_lines(report: dict) -> list[str]:
     lines.append(f"commit: recorded {report['recorded_commit']}, now {report['commit']}")
     lines.append("configuration: " + ("unchanged" if not report["configuration_changes"] else
                                       "; ".join(report["configuration_changes"])))
+    low, high = report["band"]
+    lines.append(f"in band: {'yes' if report['in_band'] else 'no'} (test accuracy "
+                 f"{report['new']['test_accuracy']!r}; the file's {report['band_seeds']} "
+                 f"seeds span {low!r} to {high!r})")
     return lines
 
 

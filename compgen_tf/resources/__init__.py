@@ -7,6 +7,8 @@
   files, `pyproject.toml`'s package data) all find the same files here.
 - `papers.json`: the papers' published figures that the results report sets beside ours
   (`compgen_tf.reporting.papers`).
+- `numerics_changes.json`: the commits that changed what a seed trains to, by model
+  (`compgen_tf.experiments.staleness`).
 
 Nothing is ever written here: runs, results and reports go where the user points
 (`--output`, `--runs-dir`, `--results-dir`; by default under the current directory).
