@@ -222,7 +222,7 @@ def test_the_project_readme_table_and_the_check_mode(results_dir, tmp_path, caps
                          "[addprim_jump](results/syntactic_attention/addprim_jump.json): "
                          "+ bare-word syntax tie, first-step mask; batch 16",
                          "78.4 ± 27.4 (median 91.0, n=25)", "80.0 ± 26.5", "90.0",
-                         "50.0–100.0", "3", "post-hoc", "learned"]
+                         "50.0–100.0", "3 ?", "post-hoc", "learned"]  # ?: no commit recorded
     assert "| baseline | seq2seq | [simple](results/seq2seq/simple.json) |" in text
     assert "simple_p1" not in text and "| equivariant_seq2seq |" not in text
     assert generate(results_dir, *arguments, "--check") == 0
@@ -288,3 +288,31 @@ def test_translation_results_get_their_own_table_with_bleu_and_daxy(tmp_path, ca
     capsys.readouterr()
     assert generate(results) == 2
     assert "needs ['test_bleu'] in every run" in capsys.readouterr().err
+
+
+def test_each_row_says_whether_its_seeds_ran_todays_numerics(tmp_path):
+    import subprocess
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[1]
+    shallow = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", "f9aea6d^{commit}"],
+                             capture_output=True).returncode != 0
+    if shallow:
+        pytest.skip("needs the repository's history (f9aea6d, before 6171d2b)")
+    results = tmp_path / "results"
+    # Seed 0 before 6171d2b (independent initial draws), seed 1 after it, seed 2 unrecorded.
+    seeds = [dict(run, commit=commit) if commit else run for run, commit in
+             zip(runs([0.9, 0.5, 1.0]), ["f9aea6d2a3a8bedf624c192482e4ed109f23d663",
+                                         "cfa7de9", None])]
+    write_results("syntactic_attention", "addprim_jump", "cmd", seeds, {"keras": "3"},
+                  results_dir=results, provenance=POST_HOC, config={"model_args": {}})
+    write_results("seq2seq", "simple", "cmd", [dict(r, commit="cfa7de9") for r in runs([1.0])],
+                  {"keras": "3"}, results_dir=results, provenance=POST_HOC,
+                  config={"model_args": {}})
+    assert generate(results) == 0
+    readme = (results / "README.md").read_text()
+    header = next(line for line in readme.splitlines() if line.startswith("| model | split"))
+    column = [c.strip() for c in header.strip("|").split("|")].index("code")
+    assert row_of(readme, "syntactic_attention", "addprim_jump")[column] == (
+        "changed since ecde3f6, 6171d2b (seeds 0)")  # the recorded changes, oldest first
+    assert row_of(readme, "seq2seq", "simple")[column] == "current"

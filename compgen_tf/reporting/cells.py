@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 
-from compgen_tf.experiments import knowledge
+from compgen_tf.experiments import knowledge, staleness
 from compgen_tf.experiments.config import PROVENANCE_KINDS
 from compgen_tf.experiments.results import summarize
 
@@ -109,3 +109,33 @@ def scalar(value) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value).replace("|", "\\|")
+
+
+# The README's marks on the n of a row whose seeds' code is not today's (`code_cell`).
+CODE_MARKS = {"current": "", "changed": " †", "unknown": " ?"}
+
+
+def _seed_list(seeds) -> str:
+    seeds = sorted(seeds)
+    if len(seeds) > 2 and seeds == list(range(seeds[0], seeds[-1] + 1)):
+        return f"{seeds[0]}–{seeds[-1]}"
+    return ", ".join(str(seed) for seed in seeds)
+
+
+def code_cell(entry: dict | None, short: bool = False) -> str:
+    """Whether the row's seeds ran today's numerics (`compgen_tf.experiments.staleness`):
+    "current", "changed since COMMITS (seeds ...)" or "unknown (...)"; `short`: the mark
+    the README puts after n (`CODE_MARKS`)."""
+    if entry is None:
+        return "" if short else "—"
+    state = staleness.results_state(entry)
+    if short:
+        return CODE_MARKS[state.state]
+    if state.state == "current":
+        return "current"
+    if state.state == "changed":
+        # Oldest first, each once (one commit may be listed for several models).
+        commits = ", ".join(dict.fromkeys(change.commit[:7] for change in state.changes))
+        return f"changed since {commits} (seeds {_seed_list(state.seeds_in('changed'))})"
+    reasons = sorted({code.reason for code in state.seeds.values() if code.state == "unknown"})
+    return f"unknown (seeds {_seed_list(state.seeds_in('unknown'))}: {'; '.join(reasons)})"

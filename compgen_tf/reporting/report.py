@@ -30,8 +30,9 @@ import os
 import re
 from pathlib import Path
 
-from compgen_tf.reporting.cells import (knowledge_cell, number_cells, our_cells, paper_cell,
-                                        percent, provenance_cell, scalar, split_cell)
+from compgen_tf.reporting.cells import (code_cell, knowledge_cell, number_cells, our_cells,
+                                        paper_cell, percent, provenance_cell, scalar,
+                                        split_cell)
 from compgen_tf.reporting.figures import check_documents, documents
 from compgen_tf.reporting.papers import (MT_EXPLANATION, MT_TITLE, PAPER_RESULTS, PAPERS,
                                          SHORT_TITLES, SUMMARY_ROWS, paper_for)
@@ -132,14 +133,14 @@ def _daxy_table(model: str, name: str, entry: dict) -> list[str]:
 
 
 TABLE_HEADER = ("| model | split | paper (test %) | ours: mean ± std | median | min–max | n "
-                "| wall time / run | provenance | benchmark knowledge | paper source |\n"
-                "|---|---|---|---|---|---|---|---|---|---|---|")
+                "| wall time / run | provenance | benchmark knowledge | code | paper source |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|")
 
 
 def _table_row(model, name, paper, entry) -> str:
     cells = [model, split_cell(name, entry), paper_cell(paper) if paper else "—",
              *our_cells(entry), provenance_cell(entry), knowledge_cell(entry),
-             paper["source"] if paper else "—"]
+             code_cell(entry), paper["source"] if paper else "—"]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -184,8 +185,8 @@ def _rerun_section(results: dict, reruns: dict) -> list[str]:
                   "named by each file's `versions` (package version and commit). The earlier "
                   "files stay as they were.", "",
                   "| model | results file | earlier: mean ± std (n) | re-run: mean ± std "
-                  "| median | min–max | n | wall time / run | compgen-tf | provenance |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+                  "| median | min–max | n | wall time / run | compgen-tf | provenance | code |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for (_, model, name), entry in sorted((k, v) for k, v in reruns.items()
                                               if k[0] == set_name):
             earlier = results.get(EARLIER_NAMES.get((model, name), (model, name)))
@@ -195,7 +196,7 @@ def _rerun_section(results: dict, reruns: dict) -> list[str]:
                      f"[{before[0]} (n={before[3]})]({earlier['path']})" if earlier else "—",
                      *our_cells(entry),
                      str(entry.get("versions", {}).get("compgen-tf", "—")),
-                     provenance_cell(entry)]
+                     provenance_cell(entry), code_cell(entry)]
             lines.append("| " + " | ".join(cells) + " |")
         lines.append("")
     return lines
@@ -234,6 +235,15 @@ def render_report(results_dir: Path, out: Path, runs_dir: Path):
         "from a word class, a tie read from how words appear), or **learned from the data**. "
         "Not counted: the SCAN grammar check on inputs, which refuses commands outside "
         "SCAN's language and so changes no prediction on its test sets.",
+        "",
+        "Code, per file (`compgen_tf.experiments.staleness`): **current** when every seed "
+        "ran at or after the last recorded change to its model's numerics "
+        "(`compgen_tf/resources/numerics_changes.json`: initial draws, loss, training "
+        "step, data order, the decoding that selects and scores models), **changed since** "
+        "such a commit for the seeds trained before it (today's code trains other "
+        "numbers; `reproduce --check FILE --seed N` says whether they land in the file's "
+        "band, `tools/check_stale_results.py`), **unknown** when a seed recorded no commit "
+        "(or the checkout cannot say). The README marks these † and ?.",
         "",
     ]
     used = set()
@@ -328,8 +338,8 @@ def render_summary(results_dir: Path) -> str:
         variant = f": {paper['variant']}" if "variant" in paper else ""
         cells = [SHORT_TITLES[paper["paper"]], model,
                  f"[{name}](results/{entry['path']}){variant}", paper_cell(paper),
-                 *our_cells(entry)[:4], provenance_cell(entry, short=True),
-                 knowledge_cell(entry, short=True)]
+                 *our_cells(entry)[:3], our_cells(entry)[3] + code_cell(entry, short=True),
+                 provenance_cell(entry, short=True), knowledge_cell(entry, short=True)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(SUMMARY_END)
     return "\n".join(lines)
