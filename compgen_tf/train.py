@@ -7,7 +7,7 @@ TensorFlow's log lines hidden unless `--verbose` is given, and re-exports its na
 
 import sys
 
-from compgen_tf.cli import quiet_tensorflow_logs
+from compgen_tf.cli.common import quiet_tensorflow_logs
 
 if __name__ == "__main__":  # before anything imports TensorFlow
     quiet_tensorflow_logs(sys.argv[1:])

@@ -80,7 +80,7 @@ def test_console_script_is_installed():
 
 # A TensorFlow log line ("I0000 00:00:1796177396.556114    8421 file.cc:396] ...") and the
 # other lines TensorFlow 2.21 prints on its own.
-TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ \S+:\d+\]", re.MULTILINE)
+TF_LOG_LINE = re.compile(r"^[IWEF]\d{4} [\d:.]+ +\d+ \S+:\d+\] .*$", re.MULTILINE)
 TF_OTHER_LINES = ("absl::InitializeLog", "To enable the following instructions",
                   "oneDNN custom operations", "oneDNN supports DT_INT64")
 
@@ -93,12 +93,14 @@ def test_a_train_run_into_a_log_file_is_plain_lines_and_no_tensorflow_log(tmp_pa
                   "rule_learning", "--steps", "10", "--set", "training.eval_every=5",
                   "--output", str(tmp_path / "run")])
     assert result.returncode == 0, result.stderr
-    assert not any(code in result.stdout for code in ("\r", "\b", "\x1b")), repr(result.stdout)
     steps = [line.split()[1] for line in result.stdout.splitlines() if line.startswith("step ")]
-    assert steps == ["5/10", "10/10"], result.stdout
+    wrong = {"control codes in stdout": [code for code in ("\r", "\b", "\x1b")
+                                         if code in result.stdout],
+             "evaluation lines": [] if steps == ["5/10", "10/10"] else steps,
+             "TensorFlow log lines on stderr": TF_LOG_LINE.findall(result.stderr)
+             + [line for line in TF_OTHER_LINES if line in result.stderr]}
+    assert not any(wrong.values()), (wrong, result.stdout, result.stderr)
     assert re.search(r"^step 10/10  loss \d\.\d{4}  val_accuracy \d\.\d{4}", result.stdout, re.M)
-    assert not TF_LOG_LINE.search(result.stderr), result.stderr
-    assert not any(line in result.stderr for line in TF_OTHER_LINES), result.stderr
 
 
 def _quiet_setting(env_value, *argv):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from compgen_tf.cli import ArgumentParser, run_directory_missing
+from compgen_tf.cli.common import ArgumentParser, run_directory_missing
 from compgen_tf.reporting import error_analysis as reporting_error_analysis
 from compgen_tf.reporting.error_analysis import run_errors, summary_lines, write_error_kinds
 

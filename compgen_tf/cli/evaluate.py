@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import sys
 
-from compgen_tf.cli import ArgumentParser, import_tensorflow_quietly, run_directory_missing
+from compgen_tf.cli.common import (ArgumentParser, import_tensorflow_quietly,
+                               run_directory_missing)
 
 SPLITS = ("train", "validation", "test")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compgen_tf.cli import ArgumentParser, import_tensorflow_quietly
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly
 from compgen_tf.reporting.plot_attention import plot_attention
 
 

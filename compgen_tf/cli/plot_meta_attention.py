@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compgen_tf.cli import ArgumentParser, import_tensorflow_quietly
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly
 from compgen_tf.reporting import plot_meta_attention as reporting_plot_meta_attention
 from compgen_tf.reporting.plot_meta_attention import default_support, plot_episode_attention
 

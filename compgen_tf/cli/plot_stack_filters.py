@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compgen_tf.cli import ArgumentParser
+from compgen_tf.cli.common import ArgumentParser
 from compgen_tf.reporting import plot_stack_filters as reporting_plot_stack_filters
 from compgen_tf.reporting.plot_stack_filters import (load_stack_model, plot_stack_filters,
                                                      push_profile)

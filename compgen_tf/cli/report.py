@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from compgen_tf.cli import ArgumentParser
+from compgen_tf.cli.common import ArgumentParser
 from compgen_tf.experiments.results import RESULTS_DIR
 from compgen_tf.reporting.report import (GENERATOR, SUMMARY_START, ReportError, build_report,
                                          stale_reports)

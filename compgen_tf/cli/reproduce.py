@@ -38,7 +38,7 @@ import sys
 from pathlib import Path
 
 from compgen_tf import names, registry
-from compgen_tf.cli import ArgumentParser, name_of
+from compgen_tf.cli.common import ArgumentParser, name_of
 from compgen_tf.experiments import check
 from compgen_tf.experiments.episodes import ablation_overrides
 from compgen_tf.experiments.kinds import experiment_for

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 
 from compgen_tf import names
-from compgen_tf.cli import ArgumentParser, import_tensorflow_quietly, name_of
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
 
 DEFAULT_MODEL = "syntactic_attention"
 DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}

@@ -96,7 +96,7 @@ import sys
 from pathlib import Path
 
 from compgen_tf import names, registry
-from compgen_tf.cli import ArgumentParser, name_of
+from compgen_tf.cli.common import ArgumentParser, name_of
 from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.experiments.search_space import (SearchSpaceError, load_search_space,

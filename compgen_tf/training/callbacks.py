@@ -316,8 +316,9 @@ class RunReport:
     `val_bleu` when scored). On a terminal (`stream.isatty()`), below those lines, one bar
     for the whole run: its total is `max_steps`, it starts at `start_step` (a resumed run's
     checkpoint), and it shows the loss of the last `LOSS_WINDOW` updates and the time left
-    at this process's pace (evaluations included, the first update's tracing not). Output that is not a terminal (a log file, a pipe) gets the
-    evaluation lines only: no carriage return, backspace or terminal escape code.
+    at this process's pace (evaluations included, the first update's tracing not). Output
+    that is not a terminal (a log file, a pipe) gets the evaluation lines only: no carriage
+    return, backspace or terminal escape code.
 
     Args:
         max_steps: the run's length in steps.
