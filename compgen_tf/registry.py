@@ -16,6 +16,7 @@ import dataclasses
 import tfds_scan
 from tfds_scan import episodes
 
+from compgen_tf import names
 from compgen_tf.errors import ConfigError
 from compgen_tf.models import (AttentionSeq2SeqBackbone, EquivariantSeq2SeqBackbone,
                                MetaSeq2SeqBackbone, SyntacticAttentionBackbone)
@@ -54,7 +55,7 @@ TOY_MODELS = {
 }
 # Toy tasks whose examples are (command, actions) pairs: the SCAN models train on them as
 # on a split (`--model seq2seq --split composition`), each seed on its own draw.
-TOY_PAIR_SPLITS = ("composition",)
+TOY_PAIR_SPLITS = names.TOY_PAIR_SPLITS
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,15 +2,15 @@
 
 The command is `compgen_tf.cli.train` (also `python -m compgen_tf train`); this module keeps
 the form `python -m compgen_tf.train --model syntactic_attention` working, with
-TensorFlow's start-up lines hidden unless `--verbose` is given, and re-exports its names.
+TensorFlow's log lines hidden unless `--verbose` is given, and re-exports its names.
 """
 
 import sys
 
-from compgen_tf.cli import import_tensorflow_quietly
+from compgen_tf.cli.common import quiet_tensorflow_logs
 
-if __name__ == "__main__":  # before the command's imports bring TensorFlow in
-    import_tensorflow_quietly(sys.argv[1:])
+if __name__ == "__main__":  # before anything imports TensorFlow
+    quiet_tensorflow_logs(sys.argv[1:])
 
 from compgen_tf.cli.train import DEFAULT_MODEL, DEFAULT_SPLIT, build_parser, main  # noqa: E402
 

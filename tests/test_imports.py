@@ -35,7 +35,7 @@ LAYERS = (
     ("datasets", ("tfds_scan",)),
     ("base", ("compgen_tf.arguments", "compgen_tf.decoding", "compgen_tf.errors",
               "compgen_tf.groups", "compgen_tf.keras_internals", "compgen_tf.lazy",
-              "compgen_tf.resources", "compgen_tf.sections",
+              "compgen_tf.names", "compgen_tf.resources", "compgen_tf.sections",
               "compgen_tf.tokens", "compgen_tf.versions")),
     ("layers", ("compgen_tf.layers",)),
     ("models", ("compgen_tf.models",)),

@@ -1,4 +1,6 @@
+import io
 import json
+import re
 
 import keras
 import numpy as np
@@ -8,7 +10,8 @@ import tfds_scan
 from compgen_tf.training.data import encode_split, epoch_batches, gather_batch
 from compgen_tf.models import AttentionSeq2Seq
 from compgen_tf.training.batches import SplitBatches
-from compgen_tf.training.callbacks import BEST_MODEL, ModelSelection, TrainingProgress
+from compgen_tf.training.callbacks import (BEST_MODEL, ModelSelection, RunReport,
+                                           TrainingProgress)
 from compgen_tf.training.fit import fit_split
 from compgen_tf.training.settings import TrainingConfig
 
@@ -88,6 +91,77 @@ def test_interrupted_training_resumes_exactly(tmp_path):
                        for line in (tmp_path / "interrupted/history.jsonl").open()]
     assert [h["step"] for h in resumed_history] == [5, 10, 15, 20]
     assert [h["val_accuracy"] for h in resumed_history] == [h["val_accuracy"] for h in history]
+    # The loss window (LOSS_WINDOW updates) is checkpointed: step 15's spans the restart.
+    assert [h["loss"] for h in resumed_history] == [h["loss"] for h in history]
+
+
+def test_the_logged_loss_does_not_depend_on_the_evaluation_cadence(tmp_path):
+    """The same run (bit-identical weights) evaluated every 5 or every 10 steps logs the
+    same training loss at step 10: the mean of its last LOSS_WINDOW updates (issue 69)."""
+    every_5, _ = run(tmp_path / "every_5", max_steps=10)
+    every_10, _ = run(tmp_path / "every_10", max_steps=10, eval_every=10, checkpoint_every=10)
+    for a, b in zip(every_5.weights, every_10.weights):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+    logged = [{h["step"]: h["loss"] for h in map(json.loads, (tmp_path / name /
+                                                              "history.jsonl").open())}
+              for name in ("every_5", "every_10")]
+    assert sorted(logged[0]) == [5, 10] and sorted(logged[1]) == [10]
+    assert logged[0][10] == logged[1][10]
+
+
+def test_a_checkpoint_without_the_loss_window_still_restores(tmp_path):
+    """Checkpoints written before `recent_losses` existed resume (the window starts empty)."""
+    import tensorflow as tf
+
+    from compgen_tf.training.callbacks import ResumableCheckpoint
+
+    model = make_model()
+    model.compile(optimizer="adam")
+    model.optimizer.build(model.trainable_variables)
+    progress = TrainingProgress()
+    progress["best_step"].assign(7)
+    checkpoint = ResumableCheckpoint(model, progress, tmp_path, every=5)
+    older = {name: value for name, value in checkpoint._objects.items()
+             if name != "recent_losses"}
+    tf.train.CheckpointManager(tf.train.Checkpoint(**older), tmp_path / "checkpoints",
+                               max_to_keep=2).save(checkpoint_number=3)
+    restored = TrainingProgress()
+    assert ResumableCheckpoint(model, restored, tmp_path, every=5).restore()
+    assert restored.value("best_step") == 7
+    assert np.isnan(restored["recent_losses"].numpy()).all()
+
+
+class _Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+RECORD = {"step": 300, "loss": 1.23456, "val_accuracy": 0.5, "val_bleu": 12.5, "elapsed_s": 4.2}
+
+
+def test_run_report_outside_a_terminal_is_one_plain_line_per_evaluation():
+    log = io.StringIO()
+    report = RunReport(max_steps=500, start_step=200, stream=log)
+    for step in range(201, 301):
+        report.step(step, lambda: 1.0)
+    report.evaluation(RECORD)
+    report.close()
+    assert log.getvalue() == ("step 300/500  loss 1.2346  val_accuracy 0.5000  "
+                              "val_bleu 12.5000  elapsed 4.2 s\n")
+
+
+def test_run_report_on_a_terminal_is_one_bar_over_the_whole_run():
+    screen = _Terminal()
+    report = RunReport(max_steps=500, start_step=200, stream=screen)
+    report.step(201, lambda: 2.0)  # a resumed run's bar starts at its checkpoint's step
+    assert screen.getvalue().startswith("\r201/500 [")
+    report.evaluation(RECORD)
+    report.close()
+    shown = screen.getvalue()
+    assert "\nstep 300/500  loss 1.2346" in shown.replace("\r", "\n")
+    assert re.search(r"\r300/500 \[={18}> {11}\]  60%  loss 1\.2346", shown), repr(shown)
+    assert re.findall(r"\d+/(\d+)", shown) == ["500"] * len(re.findall(r"\d+/\d+", shown))
+    assert "\x1b" not in shown and "\b" not in shown
 
 
 def test_patience_survives_a_restart(tmp_path):

@@ -188,13 +188,15 @@ def test_bad_command_lines_exit_2(tmp_path, capsys):
     assert tune(["--model", "seq2seq", "--split", "mt_eng_fra_daxy", "--output",
                  str(tmp_path / "mt")]) == 2
     assert "training.selection 'bleu' cannot be searched" in capsys.readouterr().err
-    for bad in (["--tuner", "grid"], ["--model", "nosuchmodel"]):
+    for bad, message in ((["--tuner", "grid"], "invalid choice: 'grid'"),
+                         (["--model", "nosuchmodel"], "unknown model 'nosuchmodel'")):
         args = dict(zip(["--model", "--split"], ["seq2seq", SPLIT]))
         args.update(dict([bad]))
         with pytest.raises(SystemExit) as exit_info:
             tune([item for pair in args.items() for item in pair])
         assert exit_info.value.code == 2
-        assert "invalid choice" in capsys.readouterr().err
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1  # one line, no usage block
 
 
 def test_distributed_search_needs_keras_tuner_environment(tmp_path, capsys, monkeypatch):

@@ -14,17 +14,23 @@ Commands recorded in results files before 0.2.0 name a module: run
 `toy_runs` -> `reproduce` and `meta_training` -> `reproduce --model meta_seq2seq`
 (`--variant V` of `toy_runs` is now `--name TASK_V`); the 0.1.0 commands `reproduce-toy`
 and `reproduce-meta` are `reproduce` too.
-TensorFlow's start-up log lines (oneDNN, CPU features, absl) are hidden unless `--verbose`
-is given, anywhere on the line (`import_tensorflow_quietly`: the command line's business, not
-the library's, whose import leaves the host's streams alone).
+TensorFlow's log lines are hidden unless `--verbose` is given, anywhere on the line
+(`compgen_tf.cli.common.quiet_tensorflow_logs`: the command line's business, not the
+library's, whose import leaves the host's streams alone). `--help` and a refused argument
+are answered before TensorFlow is imported (the names offered come from `compgen_tf.names`);
+an argument error is one line, `PROG: error: MESSAGE`, and exit code 2
+(`compgen_tf.cli.common.ArgumentParser`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import os
 import sys
+
+from compgen_tf.cli.common import (import_tensorflow_quietly, quiet_tensorflow_logs,
+                                   tensorflow_import_hidden)
+
+__all__ = ["COMMANDS", "import_tensorflow_quietly", "main", "quiet_tensorflow_logs", "usage"]
 
 # command -> (module whose main(argv) runs it, what it does)
 COMMANDS = {
@@ -46,44 +52,6 @@ COMMANDS = {
 }
 
 
-@contextlib.contextmanager
-def _stderr_to_devnull():
-    """Sends file descriptor 2 to /dev/null for the duration (C++ writes go there too)."""
-    sys.stderr.flush()
-    try:
-        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
-    except OSError:  # no stderr to silence (started with 2>&-)
-        yield
-        return
-    os.dup2(devnull, 2)
-    try:
-        yield
-    finally:
-        os.dup2(saved, 2)
-        os.close(saved)
-        os.close(devnull)
-
-
-def import_tensorflow_quietly(argv) -> None:
-    """Imports Keras (on its TensorFlow backend: TensorFlow) with file descriptor 2 sent to
-    /dev/null unless `--verbose` is in `argv`, then (on TensorFlow) the models, so that they
-    are registered for `keras.saving.load_model` as after `import compgen_tf`.
-
-    TensorFlow 2.21 prints its start-up lines (oneDNN, CPU features, absl) while it is
-    imported, before it reads TF_CPP_MIN_LOG_LEVEL (measured: the variable hides none of
-    them). On the command line they are noise. An import error still shows, as its
-    traceback is printed after the import. A process that has imported TensorFlow already
-    (a test calling `main`) is left alone.
-    """
-    if "--verbose" not in argv and "tensorflow" not in sys.modules:
-        with _stderr_to_devnull():
-            import keras
-    else:
-        import keras
-    if keras.backend.backend() == "tensorflow":
-        import compgen_tf.models  # noqa: F401  (registers the model classes for loading)
-
-
 def usage() -> str:
     """The top-level help: the usage line and every command of `COMMANDS`, one a line."""
     width = max(map(len, COMMANDS))
@@ -91,7 +59,7 @@ def usage() -> str:
     return ("usage: python -m compgen_tf <command> [options]   (or: compgen-tf ...)\n\n"
             "commands:\n" + "\n".join(lines) +
             "\n\n`python -m compgen_tf <command> --help` lists a command's options;"
-            " --verbose shows TensorFlow's start-up log lines.")
+            " --verbose shows TensorFlow's log lines.")
 
 
 def main(argv=None) -> int:
@@ -99,13 +67,13 @@ def main(argv=None) -> int:
 
     Args:
         argv: the arguments after the program name (default: `sys.argv[1:]`); `--verbose`
-            anywhere shows TensorFlow's start-up lines and is then dropped.
+            anywhere shows TensorFlow's log lines and is then dropped.
 
     Returns:
         The command's exit code; 0 for `--help`, 2 for no command or an unknown one.
     """
     argv = list(sys.argv[1:] if argv is None else argv)
-    import_tensorflow_quietly(argv)
+    quiet_tensorflow_logs(argv)
     argv = [a for a in argv if a != "--verbose"]
     if not argv or argv[0] in ("-h", "--help"):
         print(usage())
@@ -115,5 +83,6 @@ def main(argv=None) -> int:
         print(f"error: unknown command {command!r}; one of: {', '.join(COMMANDS)}",
               file=sys.stderr)
         return 2
-    module = importlib.import_module(COMMANDS[command][0])
+    with tensorflow_import_hidden():  # a command whose module imports TensorFlow at once
+        module = importlib.import_module(COMMANDS[command][0])
     return module.main(rest)

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 
+from compgen_tf.cli.common import ArgumentParser, run_directory_missing
 from compgen_tf.reporting import error_analysis as reporting_error_analysis
 from compgen_tf.reporting.error_analysis import run_errors, summary_lines, write_error_kinds
 
 
 def main(argv=None) -> int:
     """`python -m compgen_tf errors`: prints the error kinds of a run's split and writes
-    `error_kinds_<split>.json`; exit code 0, or 2 when the run's errors file cannot be
-    read."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf errors",
-                                     description=reporting_error_analysis.__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
+    `error_kinds_<split>.json`; exit code 0, or 2 when the run directory does not exist or
+    its errors file cannot be read."""
+    parser = ArgumentParser(prog="python -m compgen_tf errors",
+                            description=reporting_error_analysis.__doc__)
+    parser.add_argument("--run", required=True, help="run directory written by `train`")
     parser.add_argument("--split", default="test", help="which errors_<split>.jsonl to read")
     args = parser.parse_args(argv)
+    if run_directory_missing(args.run):
+        return 2
     try:
         analysis = run_errors(args.run, args.split)
     except (FileNotFoundError, ValueError) as error:

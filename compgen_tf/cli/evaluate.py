@@ -8,11 +8,10 @@ Any registered model's run: "train" is the run's training data less its validati
 
 from __future__ import annotations
 
-import argparse
 import sys
 
-from compgen_tf.experiments.kinds import experiment_for
-from compgen_tf.experiments.experiment import run_config
+from compgen_tf.cli.common import (ArgumentParser, import_tensorflow_quietly,
+                               run_directory_missing)
 
 SPLITS = ("train", "validation", "test")
 
@@ -20,12 +19,17 @@ SPLITS = ("train", "validation", "test")
 def main(argv=None) -> int:
     """`python -m compgen_tf evaluate`: scores a run on `--splits` (its experiment's
     `evaluate`); exit code 0, or 2 when the run directory cannot be read."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf evaluate", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="python -m compgen_tf evaluate", description=__doc__)
     parser.add_argument("--run", required=True, help="run directory written by `train`")
     parser.add_argument("--splits", nargs="+", choices=SPLITS, default=list(SPLITS),
                         help="default: all three")
     args = parser.parse_args(argv)
+    if run_directory_missing(args.run):
+        return 2
+    import_tensorflow_quietly()
+    from compgen_tf.experiments.experiment import run_config
+    from compgen_tf.experiments.kinds import experiment_for
+
     try:
         config = run_config(args.run)
         experiment_for(config["model"]).evaluate(args.run, splits=args.splits)

@@ -9,11 +9,10 @@ one column per input position, as in the Syntactic Attention paper's Figures
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from compgen_tf.experiments.experiment import load_run_model
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly
 from compgen_tf.reporting.plot_attention import plot_attention
 
 
@@ -21,13 +20,15 @@ def main(argv=None) -> int:
     """`python -m compgen_tf plot-attention`: writes the heat map of `--command`'s
     translation; exit code 0, or 2 when the run, the model's attention or the command is
     refused."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-attention",
-                                     description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="python -m compgen_tf plot-attention",
+                            description=__doc__)
     parser.add_argument("--run", required=True, help="run directory written by compgen_tf.train")
     parser.add_argument("--command", required=True, help="the SCAN command to translate")
     parser.add_argument("--out", help="PNG path (default: RUN/attention_<command>.png)")
     args = parser.parse_args(argv)
+    import_tensorflow_quietly()
+    from compgen_tf.experiments.experiment import load_run_model
+
     out = args.out or Path(args.run) / f"attention_{'_'.join(args.command.split())}.png"
     try:
         path = plot_attention(load_run_model(args.run), args.command, out)

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
-from compgen_tf.experiments.experiment import load_run_model
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly
 from compgen_tf.reporting import plot_meta_attention as reporting_plot_meta_attention
 from compgen_tf.reporting.plot_meta_attention import default_support, plot_episode_attention
 
@@ -15,15 +14,17 @@ def main(argv=None) -> int:
     """`python -m compgen_tf plot-meta-attention`: writes the two heat maps of `--query`
     (with the `--support` pairs, or the task's first test episode); exit code 0, or 2
     when the run or the episode is refused."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
-                                     description=reporting_plot_meta_attention.__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="python -m compgen_tf plot-meta-attention",
+                            description=reporting_plot_meta_attention.__doc__)
     parser.add_argument("--run", required=True, help="a meta_seq2seq run directory")
     parser.add_argument("--query", required=True, help="the query command")
     parser.add_argument("--support", action="append", default=[], metavar="COMMAND=ACTIONS",
                         help="a support pair (repeatable); default: the first test episode")
     parser.add_argument("--out", help="PNG path (default: RUN/meta_attention_<query>.png)")
     args = parser.parse_args(argv)
+    import_tensorflow_quietly()
+    from compgen_tf.experiments.experiment import load_run_model
+
     if args.support:
         pairs = [item.split("=", 1) for item in args.support]
         if any(len(p) != 2 for p in pairs):

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from compgen_tf.cli.common import ArgumentParser
 from compgen_tf.reporting import plot_stack_filters as reporting_plot_stack_filters
 from compgen_tf.reporting.plot_stack_filters import (load_stack_model, plot_stack_filters,
                                                      push_profile)
@@ -15,9 +15,8 @@ def main(argv=None) -> int:
     """`python -m compgen_tf plot-stack-filters`: writes the filters' heat maps of
     `--string` and prints each unit's push profile; exit code 0, or 2 when the run or the
     string is refused."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf plot-stack-filters",
-                                     description=reporting_plot_stack_filters.__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="python -m compgen_tf plot-stack-filters",
+                            description=reporting_plot_stack_filters.__doc__)
     parser.add_argument("--run", required=True,
                         help="a stack_lstm run directory (holds best_model.keras)")
     parser.add_argument("--string", required=True, help="symbols separated by spaces")

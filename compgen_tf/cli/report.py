@@ -14,10 +14,10 @@ the installed package. A malformed results file stops the report with an error n
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from compgen_tf.cli.common import ArgumentParser
 from compgen_tf.experiments.results import RESULTS_DIR
 from compgen_tf.reporting.report import (GENERATOR, SUMMARY_START, ReportError, build_report,
                                          stale_reports)
@@ -36,8 +36,7 @@ def default_readme(results_dir: Path) -> Path | None:
 def main(argv=None) -> int:
     """`python -m compgen_tf report`: 0 when written (or, with --check, up to date), 1 when
     --check finds a stale file, 2 for bad input."""
-    parser = argparse.ArgumentParser(prog=GENERATOR, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog=GENERATOR, description=__doc__)
     parser.add_argument("--results-dir", default=str(RESULTS_DIR),
                         help=f"results directory (default: {RESULTS_DIR}/ of the current "
                              f"directory)")

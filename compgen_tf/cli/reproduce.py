@@ -37,7 +37,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from compgen_tf import registry
+from compgen_tf import names, registry
+from compgen_tf.cli.common import ArgumentParser, name_of
 from compgen_tf.experiments import check
 from compgen_tf.experiments.episodes import ablation_overrides
 from compgen_tf.experiments.kinds import experiment_for
@@ -64,11 +65,11 @@ the difference; 2 when the file or seed cannot be checked or the run directory e
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> ArgumentParser:
     """The parser of `reproduce` (without `--check`, which `check_main` parses)."""
-    parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
+    parser = ArgumentParser(prog=COMMAND, description=__doc__)
+    parser.add_argument("--model", required=True, type=name_of("model", names.MODELS),
+                        help="one of: " + ", ".join(names.MODELS))
     task = parser.add_mutually_exclusive_group(required=True)
     task.add_argument("--split", dest="task", metavar="SPLIT",
                       help="SCAN split of a SCAN model")
@@ -164,9 +165,7 @@ def _option(argv, name):
 
 def check_main(argv) -> int:
     """`reproduce --check RESULTS_FILE --seed N` (`compgen_tf.experiments.check`)."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf reproduce --check",
-                                     description=CHECK_HELP,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = ArgumentParser(prog="python -m compgen_tf reproduce --check", description=CHECK_HELP)
     parser.add_argument("--check", required=True, metavar="RESULTS_FILE")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--runs-dir", default="runs/check")

@@ -1,56 +1,52 @@
-"""Train one model: `python -m compgen_tf.train --model syntactic_attention` (`make train`).
+"""Train one model: `python -m compgen_tf train --model syntactic_attention`.
 
-    python -m compgen_tf.train --model seq2seq --split simple --seed 1
-    python -m compgen_tf.train --model meta_seq2seq --task mutual_exclusivity
-    python -m compgen_tf.train --model stack_lstm --task palindromes --epochs 2
+    python -m compgen_tf train --model seq2seq --split simple --seed 1
+    python -m compgen_tf train --model meta_seq2seq --task mutual_exclusivity
+    python -m compgen_tf train --model stack_lstm --task palindromes --epochs 2
+
+`python -m compgen_tf.train ARGS` (what `make train` runs) is the same command.
 
 A SCAN model trains on a `--split`, meta seq2seq and the toy-task models on a `--task`.
 Every hyperparameter comes from a configuration file (default: the committed
 `configs/<model>/<split or task>.json`); `--set SECTION.KEY=VALUE` overrides any of them.
 The run directory (default `runs/<model>/<split or task>/seed<N>`) is resumed when the same
-command runs again; a finished run is not trained again.
+command runs again; a finished run is not trained again. On a terminal one progress bar
+covers the whole run; elsewhere (a log file) each evaluation prints one plain line.
 """
 # The `train` command: `python -m compgen_tf train` and `python -m compgen_tf.train` (the
 # module of its own that `make train` runs, `compgen_tf/train.py`) run `main`.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
 from pathlib import Path
 
-from compgen_tf import registry
-from compgen_tf.errors import ConfigError, RunDirectoryError
-from compgen_tf.experiments.episodes import ablation_overrides
-from compgen_tf.experiments.kinds import experiment_for
-from compgen_tf.experiments.scan import evaluated_splits
-from compgen_tf.training.distribute import STRATEGIES, StrategyError, make_strategy, worker_index
+from compgen_tf import names
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
 
 DEFAULT_MODEL = "syntactic_attention"
 DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of `train`: `--model` and `--split` choose among the registered ones."""
-    import tfds_scan
-
-    parser = argparse.ArgumentParser(
-        prog="python -m compgen_tf.train", description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=DEFAULT_MODEL,
-                        choices=sorted(registry.MODELS),
-                        help=f"model to train (default: {DEFAULT_MODEL})")
-    parser.add_argument("--split", choices=tfds_scan.CONFIG_NAMES + tfds_scan.MT_CONFIG_NAMES
-                        + registry.TOY_PAIR_SPLITS, metavar="SPLIT",
+def build_parser() -> ArgumentParser:
+    """The parser of `train`: `--model` and `--split` choose among the registered ones
+    (`compgen_tf.names`: no TensorFlow is imported to list them)."""
+    parser = ArgumentParser(prog="python -m compgen_tf train", description=__doc__)
+    parser.add_argument("--model", default=DEFAULT_MODEL, metavar="MODEL",
+                        type=name_of("model", names.MODELS),
+                        help=f"model to train (default: {DEFAULT_MODEL}), one of: "
+                             + ", ".join(names.MODELS))
+    parser.add_argument("--split", type=name_of("split", names.SPLITS, list_all=False),
+                        metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "
-                             + ", ".join(tfds_scan.CONFIG_NAMES) + "; or the English-French "
-                             "set: " + ", ".join(tfds_scan.MT_CONFIG_NAMES) + "; or, for "
+                             + ", ".join(names.SCAN_SPLITS) + "; or the English-French "
+                             "set: " + ", ".join(names.MT_SPLITS) + "; or, for "
                              "seq2seq, the composition toy task: composition")
     parser.add_argument("--task", help="task of a model that trains on episodes or a toy "
                                        "task instead of a SCAN split: " + ", ".join(
-                                           name for name, spec in registry.MODELS.items()
-                                           if spec.trains_on != "scan"))
+                                           name for name, kind in names.MODELS.items()
+                                           if kind != "scan"))
     parser.add_argument("--config", help="configuration file (default: configs/MODEL/SPLIT.json)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     budget = parser.add_mutually_exclusive_group()
@@ -63,10 +59,12 @@ def build_parser() -> argparse.ArgumentParser:
                         help="SCAN models: the splits scored after training (default: train, "
                              "validation and test, and daxy on the English-French splits; "
                              "scoring SCAN's whole training set takes a while)")
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress: neither the bar (on a terminal) nor the line of "
+                             "each evaluation (elsewhere, e.g. in a log file)")
     parser.add_argument("--verbose", action="store_true",
-                        help="show TensorFlow's start-up log lines (hidden by default)")
-    parser.add_argument("--strategy", choices=STRATEGIES, default="default",
+                        help="show TensorFlow's log lines (hidden by default)")
+    parser.add_argument("--strategy", choices=names.STRATEGIES, default="default",
                         help="tf.distribute strategy: default (one device), mirrored (every "
                              "visible GPU), multi_worker (the cluster in TF_CONFIG; run the same "
                              "command on every worker)")
@@ -92,8 +90,16 @@ def main(argv=None) -> int:
         0 when the run is trained (a multi-worker worker: when its part is done); 2 when
         an argument, the configuration or the run directory is refused.
     """
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    import_tensorflow_quietly()
+    from compgen_tf import registry
+    from compgen_tf.errors import ConfigError, RunDirectoryError
+    from compgen_tf.experiments.episodes import ablation_overrides
+    from compgen_tf.experiments.kinds import experiment_for
+    from compgen_tf.experiments.scan import evaluated_splits
+    from compgen_tf.training.distribute import StrategyError, make_strategy, worker_index
+
+    # The form that results files record and `reproduce --check` reads back.
     command = "python -m compgen_tf.train " + shlex.join(sys.argv[1:] if argv is None else argv)
     spec = registry.spec(args.model)
     experiment = experiment_for(spec)

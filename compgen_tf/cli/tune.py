@@ -90,13 +90,13 @@ its saved state, like an ordinary rerun.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shlex
 import sys
 from pathlib import Path
 
-from compgen_tf import registry
+from compgen_tf import names, registry
+from compgen_tf.cli.common import ArgumentParser, name_of
 from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.experiments.search_space import (SearchSpaceError, load_search_space,
@@ -106,11 +106,11 @@ from compgen_tf.experiments.tune import (DEFAULT_MAX_EPOCHS, DEFAULT_MAX_TRIALS,
                                          worker_id, write_report)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> ArgumentParser:
     """The parser of `tune` (its options are described in the module docstring)."""
-    parser = argparse.ArgumentParser(prog="python -m compgen_tf tune", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", required=True, choices=sorted(registry.MODELS))
+    parser = ArgumentParser(prog="python -m compgen_tf tune", description=__doc__)
+    parser.add_argument("--model", required=True, type=name_of("model", names.MODELS),
+                        help="one of: " + ", ".join(names.MODELS))
     task = parser.add_mutually_exclusive_group(required=True)
     task.add_argument("--split", dest="task", metavar="SPLIT", help="SCAN split of a SCAN model")
     task.add_argument("--task", dest="task", metavar="TASK",

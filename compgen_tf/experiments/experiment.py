@@ -218,7 +218,7 @@ class Experiment:
             config: the run's `RunConfig` (`resolve_config`, `run_config`).
             run_dir: the run directory; resumed when it holds a checkpoint.
             seed: the seed of the initial weights, the data order and the random draws.
-            verbose: 0 silent, 1 progress bars and scores.
+            verbose: 0 silent; 1 the progress of training (`RunReport`) and the scores.
             command: the command line, recorded in the metrics.
             evaluate_splits: the parts scored after training (tuning leaves out the tests).
             warm_start_from: a finished run of the same configuration with fewer steps (a

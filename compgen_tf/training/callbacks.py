@@ -15,6 +15,13 @@ import tensorflow as tf
 from compgen_tf.errors import RunDirectoryError
 
 BEST_MODEL = "best_model.keras"
+# The training loss that `history.jsonl` and the progress lines report at step S is the
+# mean loss of the updates S-99..S (of all updates before step 100). A fixed window makes
+# it a property of the step: the same run logs the same loss at S whatever its eval_every
+# or checkpoint_every (the mean since the previous evaluation would not be), and 100
+# updates average out the noise of single batches while following the curve at the
+# shortest evaluation interval the configurations use.
+LOSS_WINDOW = 100
 
 
 class TrainingProgress:
@@ -22,11 +29,16 @@ class TrainingProgress:
 
     `best_accuracy` (the best selection score: an accuracy, or BLEU / 100), `best_loss` (its
     tie-breaker), `best_step`, `evaluations_since_best`
-    (patience), `finished` and `elapsed_seconds` (training time over every process of the run).
+    (patience), `finished` and `elapsed_seconds` (training time over every process of the run),
+    and `recent_losses`: the training loss of each of the last `LOSS_WINDOW` updates, step
+    S's at index (S - 1) % LOSS_WINDOW, NaN where there is none, so that a resumed run
+    logs the loss an uninterrupted one does.
     """
 
     NAMES = (("best_step", 0), ("evaluations_since_best", 0), ("finished", 0),
              ("best_accuracy", -1.0), ("best_loss", float("inf")), ("elapsed_seconds", 0.0))
+    # Variables that checkpoints written by earlier versions lack (restored without them).
+    ADDED = ("recent_losses",)
 
     def __init__(self):
         # float64: a float32 best score of 0.7 is 0.699999988, and an equal score would
@@ -35,6 +47,9 @@ class TrainingProgress:
                                             dtype=tf.float64 if isinstance(initial, float)
                                             else tf.int64)
                           for name, initial in self.NAMES}
+        self.variables["recent_losses"] = tf.Variable(
+            tf.fill([LOSS_WINDOW], tf.constant(math.nan, tf.float64)), trainable=False,
+            name="recent_losses")
 
     def __getitem__(self, name):
         return self.variables[name]
@@ -88,10 +103,10 @@ class ResumableCheckpoint(keras.callbacks.Callback):
     def __init__(self, model, progress: TrainingProgress, run_dir, every: int):
         super().__init__()
         self.every = int(every)
-        self.checkpoint = tf.train.Checkpoint(
-            model=model, optimizer=model.optimizer,
-            non_trainable=[v.value for v in model.non_trainable_variables],
-            **progress.variables)
+        self._objects = dict(model=model, optimizer=model.optimizer,
+                             non_trainable=[v.value for v in model.non_trainable_variables],
+                             **progress.variables)
+        self.checkpoint = tf.train.Checkpoint(**self._objects)
         self.manager = tf.train.CheckpointManager(self.checkpoint, Path(run_dir) / "checkpoints",
                                                   max_to_keep=2)
         self._model = model
@@ -109,7 +124,7 @@ class ResumableCheckpoint(keras.callbacks.Callback):
             return False
         for path in candidates:
             try:
-                self.checkpoint.restore(path).assert_existing_objects_matched()
+                self._checkpoint_of(path).restore(path).assert_existing_objects_matched()
                 return True
             except (tf.errors.OpError, ValueError, IndexError, AssertionError) as error:
                 reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
@@ -118,6 +133,19 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         raise CheckpointError(f"no checkpoint in {Path(path).parent} can be read (tried "
                               f"{', '.join(Path(p).name for p in candidates)}); delete that "
                               "folder to train the run from its start")
+
+    def _checkpoint_of(self, path) -> tf.train.Checkpoint:
+        """The checkpoint object that reads `path`: `self.checkpoint`, or for a checkpoint
+        written before `TrainingProgress.ADDED` existed one without those variables (they
+        keep their initial values: a run resumed from it logs the mean loss of the updates
+        it has made since, until it has made `LOSS_WINDOW`)."""
+        held = {name.split("/", 1)[0] for name in
+                tf.train.load_checkpoint(path).get_variable_to_shape_map()}
+        missing = [name for name in TrainingProgress.ADDED if name not in held]
+        if not missing:
+            return self.checkpoint
+        return tf.train.Checkpoint(**{name: value for name, value in self._objects.items()
+                                      if name not in missing})
 
     def save(self):
         """Writes a checkpoint numbered by the optimizer's step (the last two are kept),
@@ -166,7 +194,8 @@ class ModelSelection(keras.callbacks.Callback):
     loss breaks ties between equal accuracies (the toy tasks), or {"accuracy", "bleu"}
     (translation). The score selected on is the accuracy, or with `select_on="bleu"` the
     BLEU (0-100, kept as a fraction in the progress). It puts the accuracy in the logs as
-    `val_accuracy`, appends a line to `run_dir/history.jsonl` (with `val_bleu` when scored),
+    `val_accuracy` and the training loss of the last `LOSS_WINDOW` updates as `loss`, appends
+    a line to `run_dir/history.jsonl` (with `val_bleu` when scored), hands it to `report`,
     and on a new best calls `on_best()` (which saves the best model). Training stops
     at `max_steps`, at `stop_at_accuracy`, or after `patience` evaluations without
     improvement; the patience count lives in the `TrainingProgress`, which the checkpoint
@@ -184,37 +213,65 @@ class ModelSelection(keras.callbacks.Callback):
             evaluation replaces the kept model, so the run ends with its last one (what the
             meta seq2seq authors' code tests); `stop_at_accuracy` still ends a run early,
             so set it above 1 to train every step.
+        report: a `RunReport` that shows the run's progress, or None.
     """
 
     def __init__(self, validate, progress: TrainingProgress, run_dir, on_best, eval_every: int,
                  max_steps: int, patience: int, stop_at_accuracy: float,
-                 select_on: str = "exact_match"):
+                 select_on: str = "exact_match", report=None):
         super().__init__()
         self.select_on = select_on
         self.validate, self.progress, self.run_dir = validate, progress, Path(run_dir)
-        self.on_best = on_best
+        self.on_best, self.report = on_best, report
         self.eval_every, self.max_steps = int(eval_every), int(max_steps)
         self.patience, self.stop_at_accuracy = int(patience), float(stop_at_accuracy)
-        self._loss = float("nan")
+        self._recent = progress["recent_losses"].numpy().copy()
+        self._loss_metric = None
 
     def _step(self) -> int:
         return int(self.model.optimizer.iterations.numpy())
 
+    def recent_loss(self, step: int) -> float:
+        """The mean training loss of the updates step-LOSS_WINDOW+1..step that this run has
+        the losses of (NaN if none); `math.fsum`, so the order they were added in does not
+        show in the last bit."""
+        known = [value for value in (self._recent[(s - 1) % LOSS_WINDOW]
+                                     for s in range(max(1, step - LOSS_WINDOW + 1), step + 1))
+                 if not math.isnan(value)]
+        return math.fsum(known) / len(known) if known else math.nan
+
     def on_train_begin(self, logs=None):
         self._started = time.perf_counter()
         self._elapsed_at_start = self.progress.value("elapsed_seconds")
+        self._recent = self.progress["recent_losses"].numpy().copy()  # as restored
+        # Keras' "loss" metric is the mean over the fit epoch so far; emptied before every
+        # batch, it gives each update's own loss, whatever the epoch's length.
+        self._loss_metric = next((m for m in self.model.metrics if m.name == "loss"), None)
+
+    def on_train_batch_begin(self, batch, logs=None):
+        if self._loss_metric is not None:
+            self._loss_metric.reset_state()
 
     def on_train_batch_end(self, batch, logs=None):
-        self._loss = float(logs["loss"])
-        if not math.isfinite(self._loss):
-            raise FloatingPointError(f"training loss became {self._loss} at step {self._step()}; "
+        step, loss = self._step(), float(logs["loss"])
+        if not math.isfinite(loss):
+            raise FloatingPointError(f"training loss became {loss} at step {step}; "
                                      "lower the learning rate or the clip norm")
-        if self._step() >= self.max_steps:
+        if step >= 1:
+            self._recent[(step - 1) % LOSS_WINDOW] = loss
+        if self.report is not None:
+            self.report.step(step, lambda: self.recent_loss(step))
+        if step >= self.max_steps:
             self.model.stop_training = True
 
     def on_epoch_end(self, epoch, logs=None):
         step, p = self._step(), self.progress
         p["elapsed_seconds"].assign(self._elapsed_at_start + time.perf_counter() - self._started)
+        # Before anything checkpoints (`on_best`, `ResumableCheckpoint` after this callback).
+        p["recent_losses"].assign(self._recent)
+        loss_of_window = self.recent_loss(step)
+        if logs is not None:
+            logs["loss"] = loss_of_window  # what TensorBoard's epoch_loss shows, too
         if step % self.eval_every and step < self.max_steps:
             return
         scores = self.validate(self.model)
@@ -240,9 +297,107 @@ class ModelSelection(keras.callbacks.Callback):
                 or p.value("evaluations_since_best") >= self.patience):
             p["finished"].assign(1)
             self.model.stop_training = True
-        record = {"step": step, "loss": round(self._loss, 5), "val_accuracy": accuracy}
+        record = {"step": step, "loss": round(loss_of_window, 5), "val_accuracy": accuracy}
         if "loss" in scores:
             record["val_loss"] = round(loss, 5)
         if "bleu" in scores:
             record["val_bleu"] = round(float(scores["bleu"]), 4)
-        append_history(self.run_dir, {**record, "elapsed_s": round(p.value("elapsed_seconds"), 1)})
+        record["elapsed_s"] = round(p.value("elapsed_seconds"), 1)
+        append_history(self.run_dir, record)
+        if self.report is not None:
+            self.report.evaluation(record)
+
+
+class RunReport:
+    """What a run shows while it trains, on `stream` (default: standard output).
+
+    One line for each evaluation, the `history.jsonl` record's numbers:
+    `step 200/500  loss 1.3870  val_accuracy 0.8500  elapsed 12.3 s` (with `val_loss` and
+    `val_bleu` when scored). On a terminal (`stream.isatty()`), below those lines, one bar
+    for the whole run: its total is `max_steps`, it starts at `start_step` (a resumed run's
+    checkpoint), and it shows the loss of the last `LOSS_WINDOW` updates and the time left
+    at this process's pace (evaluations included, the first update's tracing not). Output
+    that is not a terminal (a log file, a pipe) gets the evaluation lines only: no carriage
+    return, backspace or terminal escape code.
+
+    Args:
+        max_steps: the run's length in steps.
+        start_step: the step this process starts at.
+        stream: where to write (default: `sys.stdout` at construction).
+    """
+
+    # Redrawing the bar at every step would cost more than a small model's step.
+    REDRAW_SECONDS = 0.2
+    BAR_WIDTH = 30
+
+    def __init__(self, max_steps: int, start_step: int = 0, stream=None):
+        self.stream = stream if stream is not None else sys.stdout
+        self.max_steps, self.start_step = int(max_steps), int(start_step)
+        isatty = getattr(self.stream, "isatty", None)
+        self.bar = bool(isatty and isatty())
+        # (time, step) at the end of this process's first update: the pace is measured from
+        # there, without the first update's tracing.
+        self._clock = None
+        self._drawn_at = -math.inf
+        self._shown = 0  # characters of the bar on the screen's last line
+        self._step, self._loss = self.start_step, math.nan
+
+    def step(self, step: int, loss) -> None:
+        """After each update: redraws the bar (on a terminal, at most every
+        `REDRAW_SECONDS`); `loss()` gives the loss to show, computed only then."""
+        if not self.bar:
+            return
+        self._step = step
+        now = time.perf_counter()
+        if self._clock is None:
+            self._clock = (now, step)
+        if now - self._drawn_at >= self.REDRAW_SECONDS or step >= self.max_steps:
+            self._loss = loss()
+            self._draw(now)
+
+    def evaluation(self, record: dict) -> None:
+        """Writes the line of one evaluation (a `history.jsonl` record), above the bar."""
+        parts = [f"step {record['step']}/{self.max_steps}", f"loss {record['loss']:.4f}",
+                 f"val_accuracy {record['val_accuracy']:.4f}"]
+        parts += [f"{key} {record[key]:.4f}" for key in ("val_loss", "val_bleu")
+                  if key in record]
+        parts.append(f"elapsed {record['elapsed_s']} s")
+        self._clear()
+        self.stream.write("  ".join(parts) + "\n")
+        if self.bar:
+            self._step, self._loss = record["step"], record["loss"]
+            self._draw(time.perf_counter())
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Ends the bar's line (call once training is over)."""
+        if self._shown:
+            self.stream.write("\n")
+            self.stream.flush()
+            self._shown = 0
+
+    def _draw(self, now: float) -> None:
+        done = min(self._step, self.max_steps) / max(self.max_steps, 1)
+        filled = int(done * self.BAR_WIDTH)
+        bar = "=" * filled + (">" if filled < self.BAR_WIDTH else "")
+        line = (f"{self._step}/{self.max_steps} [{bar:<{self.BAR_WIDTH}}] {done:4.0%}"
+                f"  loss {self._loss:.4f}")
+        if self._clock is not None and self._clock[1] < self._step < self.max_steps:
+            started, first = self._clock
+            left = (now - started) / (self._step - first) * (self.max_steps - self._step)
+            line += f"  ETA {_duration(left)}"
+        self.stream.write("\r" + line.ljust(self._shown))
+        self.stream.flush()
+        self._shown, self._drawn_at = len(line), now
+
+    def _clear(self) -> None:
+        if self._shown:
+            self.stream.write("\r" + " " * self._shown + "\r")
+            self._shown = 0
+
+
+def _duration(seconds: float) -> str:
+    """`seconds` as H:MM:SS, or M:SS under an hour."""
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

@@ -18,7 +18,9 @@ from __future__ import annotations
 import json
 import os
 
-STRATEGIES = ("default", "mirrored", "multi_worker")
+from compgen_tf import names
+
+STRATEGIES = names.STRATEGIES  # default, mirrored, multi_worker
 
 
 class StrategyError(ValueError):

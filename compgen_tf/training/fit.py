@@ -13,7 +13,7 @@ from compgen_tf.training.distribute import separate_dropout_streams
 from compgen_tf.training.batches import SplitBatches, training_dataset
 from compgen_tf.training.bleu import corpus_bleu
 from compgen_tf.training.callbacks import (BEST_MODEL, ModelSelection, ResumableCheckpoint,
-                                           TrainingProgress, keep_history_until,
+                                           RunReport, TrainingProgress, keep_history_until,
                                            save_atomically)
 from compgen_tf.models.train_step import TrainStep
 from compgen_tf.training.evaluation import evaluate_split
@@ -29,7 +29,8 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
     same weights, data order and random draws as an uninterrupted run; a finished run is
     not trained again. The best model (validation exact match, or BLEU with
     `training.selection` "bleu") is `run_dir/best_model.keras`, TensorBoard scalars go to
-    `run_dir/logs`, one JSON line per evaluation to `run_dir/history.jsonl`.
+    `run_dir/logs`, one JSON line per evaluation to `run_dir/history.jsonl` (its `loss`:
+    the mean training loss of the last `LOSS_WINDOW` updates, see `ModelSelection`).
 
     Args:
         model: a task model with the `TrainStep` mixin, created under `strategy.scope()`,
@@ -42,7 +43,8 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
             `ModelSelection`) on validation data carved from train.
         seed: the teacher-forcing draws' seed.
         strategy: a `tf.distribute` strategy (`compgen_tf.training.distribute.make_strategy`).
-        verbose: 0 silent, 1 progress bars.
+        verbose: 0 silent; 1 a line per evaluation and, on a terminal, a bar over the
+            whole run (`RunReport`).
         callbacks: more Keras callbacks, run after the library's own.
         extend: the checkpoint in `run_dir` is another, finished run's (a Hyperband parent):
             continue it up to this run's `max_steps`, with a fresh patience count.
@@ -95,17 +97,20 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
         checkpoint.save()
 
     max_steps = settings.max_steps
-    # A fit "epoch" is the stretch between two evaluations or checkpoints.
+    # A fit "epoch" is the stretch between two evaluations or checkpoints: what the run
+    # shows is `RunReport`'s, not Keras' bar of each such stretch.
     chunk = math.gcd(settings.eval_every, settings.checkpoint_interval)
+    report = RunReport(max_steps, step) if verbose else None
     all_callbacks = [ModelSelection(validate, progress, run_dir, save_best,
                                     settings.eval_every, max_steps, settings.patience,
-                                    settings.stop_at_accuracy, select_on=settings.selection),
+                                    settings.stop_at_accuracy, select_on=settings.selection,
+                                    report=report),
                      checkpoint, keras.callbacks.TensorBoard(run_dir / "logs"), *callbacks]
 
     def fit(steps_per_epoch, epochs, initial_epoch=0):
         model.fit(training_dataset(stream, int(model.optimizer.iterations.numpy()), strategy),
                   steps_per_epoch=steps_per_epoch, initial_epoch=initial_epoch, epochs=epochs,
-                  callbacks=all_callbacks, shuffle=False, verbose=verbose)
+                  callbacks=all_callbacks, shuffle=False, verbose=0)
         # Finalise the data generator's iterator now, not at interpreter exit (where
         # TensorFlow logs an error about it).
         gc.collect()
@@ -117,6 +122,8 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
         step = int(model.optimizer.iterations.numpy())
     if not progress.value("finished") and step < max_steps:
         fit(chunk, -(-max_steps // chunk), initial_epoch=step // chunk)
+    if report is not None:
+        report.close()
     progress["finished"].assign(1)
     checkpoint.save()
     if not (run_dir / BEST_MODEL).exists():

@@ -1,0 +1,125 @@
+"""What every command shares: TensorFlow's log lines hidden, its import deferred until the
+arguments are parsed, and argument errors in one line.
+
+An entry point (`compgen_tf.cli.main`, `python -m compgen_tf.train`) calls
+`quiet_tensorflow_logs` before anything imports TensorFlow; a command builds its parser
+with `ArgumentParser` (the names it offers from `compgen_tf.names`, checked with `name_of`),
+parses, and only then calls `import_tensorflow_quietly` and imports what it runs, so that
+`--help` and a refused argument answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import os
+import sys
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def _stderr_to_devnull():
+    """Sends file descriptor 2 to /dev/null for the duration (C++ writes go there too)."""
+    sys.stderr.flush()
+    try:
+        saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    except OSError:  # no stderr to silence (started with 2>&-)
+        yield
+        return
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+# Whether the command line shows TensorFlow's log lines (`quiet_tensorflow_logs`).
+_verbose = False
+
+
+def quiet_tensorflow_logs(argv) -> None:
+    """What an entry point does first, before anything imports TensorFlow: unless
+    `--verbose` is in `argv`, TensorFlow's log lines are hidden.
+
+    Two kinds of lines, measured with TensorFlow 2.21 on this CPU. While a run trains,
+    TensorFlow's C++ code logs through absl (`I0000 ... Memory patch applied`, `E0000 ...
+    oneDNN supports DT_INT64 only on platforms with AVX-512`, an error-level line that a
+    clean run prints): TF_CPP_MIN_LOG_LEVEL=3 hides them, set here only when the user has
+    not set it (`TF_CPP_MIN_LOG_LEVEL=0` shows them again). It must be set before
+    TensorFlow is imported, which reads it once. While TensorFlow is imported, its shared
+    libraries print `WARNING: All log messages before absl::InitializeLog() is called are
+    written to STDERR` and oneDNN's `oneDNN custom operations are on` whatever that
+    variable says (absl writes them before TensorFlow's log level applies):
+    `import_tensorflow_quietly` sends them to /dev/null.
+    """
+    global _verbose
+    _verbose = "--verbose" in argv
+    if not _verbose and "tensorflow" not in sys.modules:
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+
+
+@contextlib.contextmanager
+def tensorflow_import_hidden():
+    """Hides what TensorFlow prints while it is imported in the block, unless `--verbose`
+    was given or it is imported already (a test calling a command's `main`)."""
+    if _verbose or "tensorflow" in sys.modules:
+        yield
+    else:
+        with _stderr_to_devnull():
+            yield
+
+
+def import_tensorflow_quietly() -> None:
+    """Imports Keras (on its TensorFlow backend: TensorFlow) with its start-up lines hidden
+    (see `quiet_tensorflow_logs`), then (on TensorFlow) the models, so that they are
+    registered for `keras.saving.load_model` as after `import compgen_tf`. A command calls
+    it once its arguments are parsed; an import error still shows, as its traceback is
+    printed after the import."""
+    with tensorflow_import_hidden():
+        import keras
+    if keras.backend.backend() == "tensorflow":
+        import compgen_tf.models  # noqa: F401  (registers the model classes for loading)
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser (its description printed as written) whose argument errors are one
+    line on stderr, `PROG: error: MESSAGE`, and exit code 2, without the usage block."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        """Exits with code 2 after the one line of `message`."""
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def name_of(kind: str, names, list_all: bool = True):
+    """An argparse `type` that accepts the names of `names` and refuses any other in one
+    line: "unknown KIND 'x'; choose from: a, b", or without `list_all` (a long list) the
+    nearest names and where the whole list is."""
+    names = tuple(names)
+
+    def check(value: str) -> str:
+        if value in names:
+            return value
+        if list_all:
+            raise argparse.ArgumentTypeError(
+                f"unknown {kind} {value!r}; choose from: {', '.join(names)}")
+        nearest = difflib.get_close_matches(value, names, n=3, cutoff=0.5)
+        raise argparse.ArgumentTypeError(
+            f"unknown {kind} {value!r}" + (f"; nearest: {', '.join(nearest)}" if nearest else "")
+            + "; --help lists them all")
+
+    return check
+
+
+def run_directory_missing(run) -> bool:
+    """True, with the one line on stderr, when `run` (a `--run` argument) is no directory."""
+    if Path(run).is_dir():
+        return False
+    print(f"error: run directory {run} does not exist", file=sys.stderr)
+    return True
