@@ -573,12 +573,10 @@ def test_export_matches_translate(tmp_path, xla_single_command, flags):
     else:
         outputs = serving(commands=tf.constant(commands + ["dax"]))
     errors = [e.decode() for e in outputs["error"].numpy()]
-    for action, error, expected in zip(outputs["actions"].numpy(), errors,
-                                       model.translate(commands)):
-        if error:  # untrained: the decoding may run to max_output_length without <eos>
-            assert "no <eos>" in error and len(expected.split()) == model.max_output_length
-        else:
-            assert action.decode() == expected
+    actions = [a.decode() for a in outputs["actions"].numpy()]
+    # Row by row what translate answers, a decoding without <eos> within max_output_length
+    # (untrained) included: "" and the same error.
+    assert (actions[:3], errors[:3]) == tuple(model.translate(commands, return_errors=True))
     assert errors[3].startswith("unknown word")
 
 
