@@ -135,16 +135,19 @@ class Runner:
                 os._exit(code)
         return pid, out, err
 
+    # Exit statuses of forked children already reaped by `alive`, for `wait`.
+    _codes: dict = {}
+
     @staticmethod
     def alive(handle) -> bool:
         if isinstance(handle, subprocess.Popen):
             return handle.poll() is None
-        done, _ = os.waitpid(handle, os.WNOHANG)
+        if handle in Runner._codes:
+            return False
+        done, status = os.waitpid(handle, os.WNOHANG)
         if done:
-            Runner._codes[handle] = _
+            Runner._codes[handle] = status
         return not done
-
-    _codes: dict = {}
 
     @staticmethod
     def wait(handle) -> int:
