@@ -249,8 +249,13 @@ TINY_TUNE = ["--model", "mlp_baseline", "--task", "rule_learning", "--tuner", "r
 def test_tune_seed_0_is_reproducible_and_a_damaged_oracle_is_named(tmp_path, capsys):
     from compgen_tf.cli.tune import main as tune
 
+    import random
+
     chosen = []
-    for name in ("first", "second"):
+    for name, state in (("first", 1), ("second", 2)):
+        # Python's global random state differs from one process to the next (and the
+        # trials of one search set it): each search here starts from another one.
+        random.seed(state)
         assert tune(TINY_TUNE + ["--output", str(tmp_path / name)]) == 0
         trials = json.loads((tmp_path / name / "trials.json").read_text())["trials"]
         # In the order tried (trial ids are 00, 01), not ranked.
@@ -271,3 +276,34 @@ def test_damaged_bytes_in_a_history_skip_their_line_in_the_curve(tmp_path):
     history.write_bytes(b'{"step": 5, "val_accuracy": 0.5}\n{"step": \xff\xfe}\n'
                         b'{"step": 10, "val_accuracy": 1.0}\n')
     assert validation_curve(history) == [[5, 0.5], [10, 1.0]]
+
+
+class Killed(BaseException):
+    """What SIGKILL does to a run, as an exception nothing in the library catches."""
+
+
+def test_a_run_killed_while_recording_an_evaluation_repeats_it(tmp_path, monkeypatch):
+    from compgen_tf.training import callbacks
+
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    last = TINY + ["--set", "training.selection=last"]  # every evaluation saves the best model
+    assert train.main(last + ["--output", str(straight)]) == 0
+    append = callbacks.append_history
+
+    def killed_at_10(run_dir, record):  # step 10's evaluation made, not yet recorded
+        if record["step"] == 10:
+            raise Killed()
+        append(run_dir, record)
+
+    monkeypatch.setattr(callbacks, "append_history", killed_at_10)
+    with pytest.raises(Killed):
+        train.main(last + ["--output", str(killed)])
+    monkeypatch.undo()
+    assert train.main(last + ["--output", str(killed)]) == 0
+    # Step 10's evaluation is in the history, as in the run never killed (it resumed from
+    # step 5's checkpoint, not from one of step 10 written before its evaluation was
+    # recorded, marked unfinished).
+    assert ([json.loads(line)["step"] for line in open(killed / "history.jsonl")]
+            == [5, 10])
+    for a, b in zip(weights_of(straight), weights_of(killed)):
+        assert (a == b).all()

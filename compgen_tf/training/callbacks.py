@@ -273,13 +273,13 @@ class ModelSelection(keras.callbacks.Callback):
             raise ValueError("training.selection 'bleu' needs a translation task (its "
                              "validation has no BLEU score)")
         score = float(scores["bleu"]) / 100.0 if self.select_on == "bleu" else accuracy
-        if (self.select_on == "last" or score > p.value("best_accuracy")
-                or (score == p.value("best_accuracy") and loss < p.value("best_loss"))):
+        improved = (self.select_on == "last" or score > p.value("best_accuracy")
+                    or (score == p.value("best_accuracy") and loss < p.value("best_loss")))
+        if improved:
             p["best_accuracy"].assign(score)
             p["best_loss"].assign(loss)
             p["best_step"].assign(step)
             p["evaluations_since_best"].assign(0)
-            self.on_best()
         else:
             p["evaluations_since_best"].assign_add(1)
         if (accuracy >= self.stop_at_accuracy or step >= self.max_steps
@@ -292,3 +292,10 @@ class ModelSelection(keras.callbacks.Callback):
         if "bleu" in scores:
             record["val_bleu"] = round(float(scores["bleu"]), 4)
         append_history(self.run_dir, {**record, "elapsed_s": round(p.value("elapsed_seconds"), 1)})
+        # Saved last, with this evaluation complete (the finished flag, its history line):
+        # a process killed after `on_best` checkpointed must not resume at this step as
+        # unfinished, without its line (it would not evaluate it again, and a run stopped
+        # here by `stop_at_accuracy` or patience would train on). Killed before, it resumes
+        # from the previous checkpoint and repeats this evaluation, its line dropped first.
+        if improved:
+            self.on_best()
