@@ -307,3 +307,22 @@ def test_a_run_killed_while_recording_an_evaluation_repeats_it(tmp_path, monkeyp
             == [5, 10])
     for a, b in zip(weights_of(straight), weights_of(killed)):
         assert (a == b).all()
+
+
+def test_a_full_disk_while_evaluating_is_one_line(tmp_path, capsys, monkeypatch):
+    import errno
+
+    from compgen_tf.experiments import experiment
+
+    run_dir = tmp_path / "run"
+    assert train.main(TINY + ["--output", str(run_dir)]) == 0
+    before = (run_dir / "metrics.json").read_text()
+
+    def full(run_dir, metrics):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(run_dir / "metrics.json"))
+
+    monkeypatch.setattr(experiment, "write_metrics", full)
+    capsys.readouterr()
+    assert evaluate.main(["--run", str(run_dir)]) == 2
+    assert "No space left on device" in one_error_line(capsys, "metrics.json")
+    assert (run_dir / "metrics.json").read_text() == before

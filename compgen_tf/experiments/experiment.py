@@ -294,7 +294,7 @@ class Experiment:
         run_dir = Path(run_dir)
         record = run_config(run_dir)
         config = self.recorded_run_config(run_dir, record)
-        with run_dir_lock(run_dir):
+        with run_dir_lock(run_dir), full_disk_named(run_dir):
             model = load_run_model(run_dir)
             parts = self.evaluated_parts(config) if splits is None else splits
             metrics = self._scored(model, config, record["seed"], parts, run_dir, verbose)
