@@ -411,15 +411,15 @@ def read_run_file(path) -> dict:
         document = json.loads(path.read_text())
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
         raise CorruptRunFileError(f"{path} is damaged (not complete JSON: {error}); "
-                                  f"{DAMAGED_ADVICE[path.name]}") from None
+                                  f"{_DAMAGED_ADVICE[path.name]}") from None
     if not isinstance(document, dict):
         raise CorruptRunFileError(f"{path} is damaged (a JSON {type(document).__name__}, "
-                                  f"not an object); {DAMAGED_ADVICE[path.name]}")
+                                  f"not an object); {_DAMAGED_ADVICE[path.name]}")
     return document
 
 
 # What to do about a damaged file, by name (`read_run_file`).
-DAMAGED_ADVICE = {
+_DAMAGED_ADVICE = {
     "config.json": "the run's configuration is lost: train it again into another --output",
     "metrics.json": "delete it and run the same train command again: a finished run is "
                     "scored again from its best model, an unfinished one resumes",
