@@ -331,7 +331,8 @@ def tune_faults(runner, workdir, rng) -> list[dict]:
     ran = runner.run(command)
     if ran["exit_code"] != 0:
         return [record("tune directory", None, "setup", command, ran, "setup failed")]
-    for name in ("random/oracle.json", "random/trial_00/trial.json"):
+    trial = sorted((output / "random").glob("trial_*/trial.json"))[0].relative_to(output)
+    for name in ("random/oracle.json", str(trial)):
         for how in ("truncate", "garble"):
             copy = workdir / "tune_damaged" / f"{name.replace('/', '_')}_{how}"
             shutil.copytree(output, copy)
@@ -491,6 +492,10 @@ def moment_kind(run_dir: Path, pid: int, step_seconds: float, since_checkpoint: 
     return "steps"
 
 
+# The moments drawn that came after the run had ended (drawn again in a new directory).
+MISSED = []
+
+
 def kills(runner, reference, reference_seconds, step_seconds, workdir, rng, n, per_run):
     """`n` kills, `per_run` a run directory, each followed by the same command."""
     faults, chain = [], 0
@@ -510,6 +515,7 @@ def kills(runner, reference, reference_seconds, step_seconds, workdir, rng, n, p
                 time.sleep(0.05)
             if not runner.alive(handle):  # it ended before its moment came
                 runner.wait(handle)
+                MISSED.append(round(delay, 2))
                 break
             last = max(seen.values()) if seen else 0.0
             runner.kill(handle)
@@ -624,7 +630,8 @@ def write(args, argv, started, reference_seconds, step_seconds, reference, fault
               "by_outcome": {o: sum(f["outcome"] == o for f in counted)
                              for o in sorted({f["outcome"] for f in counted})},
               "kill_moments": {m: sum(f.get("moment") == m for f in counted)
-                               for m in sorted({f["moment"] for f in counted if "moment" in f})}}
+                               for m in sorted({f["moment"] for f in counted if "moment" in f})},
+              "kill_moments_after_the_run_ended": len(MISSED)}
     import platform
 
     from compgen_tf.versions import package_versions
