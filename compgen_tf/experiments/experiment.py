@@ -11,6 +11,7 @@ its object `compgen_tf.experiments.kinds.experiment_for(name)`):
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import math
@@ -247,6 +248,7 @@ class Experiment:
         check_run_dir(own_dir, record)
         previous = read_metrics(run_dir)
         if self.finished(previous, config):
+            check_best_model(run_dir)  # a finished run whose best model is damaged says so
             print(f"{run_dir} is finished: not trained again")
             return previous
         if data is None:
@@ -262,7 +264,7 @@ class Experiment:
                 except (ValueError, TypeError) as error:
                     raise ConfigError(f"model_args of {config.model}: {error}") from error
         own_dir.mkdir(parents=True, exist_ok=True)
-        with run_dir_lock(own_dir):
+        with run_dir_lock(own_dir), full_disk_named(own_dir):
             prepare_run_dir(own_dir, record)
             extend = start_from(warm_start_from, own_dir)
             extra = self.prepare(model, config, data, own_dir, seed, strategy)
@@ -292,7 +294,7 @@ class Experiment:
         run_dir = Path(run_dir)
         record = run_config(run_dir)
         config = self.recorded_run_config(run_dir, record)
-        with run_dir_lock(run_dir):
+        with run_dir_lock(run_dir), full_disk_named(run_dir):
             model = load_run_model(run_dir)
             parts = self.evaluated_parts(config) if splits is None else splits
             metrics = self._scored(model, config, record["seed"], parts, run_dir, verbose)
@@ -401,15 +403,69 @@ def run_dir_lock(run_dir):
         handle.close()
 
 
+def read_run_file(path) -> dict:
+    """The JSON object in `path`, a file of a run directory (`config.json`, `metrics.json`);
+    a `CorruptRunFileError` naming it when it is cut short or damaged."""
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text())
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
+        raise CorruptRunFileError(f"{path} is damaged (not complete JSON: {error}); "
+                                  f"{_DAMAGED_ADVICE[path.name]}") from None
+    if not isinstance(document, dict):
+        raise CorruptRunFileError(f"{path} is damaged (a JSON {type(document).__name__}, "
+                                  f"not an object); {_DAMAGED_ADVICE[path.name]}")
+    return document
+
+
+# What to do about a damaged file, by name (`read_run_file`).
+_DAMAGED_ADVICE = {
+    "config.json": "the run's configuration is lost: train it again into another --output",
+    "metrics.json": "delete it and run the same train command again: a finished run is "
+                    "scored again from its best model, an unfinished one resumes",
+}
+
+
+@contextlib.contextmanager
+def full_disk_named(run_dir):
+    """Turns a full disk (or quota) met while a run writes `run_dir` into a
+    `RunDirectoryError`, one line naming the file: every file the run writes is written
+    aside and renamed, or checkpointed, so the last checkpoint is intact and the same
+    command resumes from it once there is space. Python's writes raise an `OSError`;
+    TensorFlow's (checkpoints, TensorBoard) an `OpError` that says so in its message."""
+    import tensorflow as tf
+
+    full = (errno.ENOSPC, errno.EDQUOT)
+    try:
+        yield
+    except OSError as error:
+        if error.errno not in full:
+            raise
+        where = error.filename or run_dir
+        raise RunDirectoryError(f"{where}: {error.strerror} while writing the run; its last "
+                                f"checkpoint is kept: free some space and run the same "
+                                f"command again") from None
+    except tf.errors.OpError as error:
+        if os.strerror(errno.ENOSPC) not in str(error):
+            raise
+        raise RunDirectoryError(f"{run_dir}: {os.strerror(errno.ENOSPC)} while writing a "
+                                f"checkpoint; the last complete one is kept: free some space "
+                                f"and run the same command again") from None
+
+
 def read_metrics(run_dir) -> dict:
-    """A run directory's `metrics.json`, or {} when it has none yet."""
+    """A run directory's `metrics.json`, or {} when it has none yet; a
+    `CorruptRunFileError` when it is damaged."""
     path = Path(run_dir) / "metrics.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    return read_run_file(path) if path.exists() else {}
 
 
 def write_metrics(run_dir, metrics: dict) -> None:
-    """Writes a run directory's `metrics.json`."""
-    (Path(run_dir) / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n")
+    """Writes a run directory's `metrics.json` (atomically: a process killed meanwhile
+    leaves the previous file)."""
+    from compgen_tf.training.callbacks import write_text_atomically
+
+    write_text_atomically(Path(run_dir) / "metrics.json", json.dumps(metrics, indent=2) + "\n")
 
 
 def check_run_dir(run_dir, resolved: dict) -> None:
@@ -417,7 +473,7 @@ def check_run_dir(run_dir, resolved: dict) -> None:
     `resolved`."""
     config_file = Path(run_dir) / "config.json"
     if config_file.exists():
-        previous = json.loads(config_file.read_text())
+        previous = read_run_file(config_file)
         if comparable(previous) != comparable(resolved):
             raise RunDirectoryError(f"{run_dir} holds a run with a different configuration; pass "
                              f"another --output or delete it (differences: "
@@ -431,8 +487,10 @@ def prepare_run_dir(run_dir, resolved: dict) -> None:
     check_run_dir(run_dir, resolved)
     config_file = run_dir / "config.json"
     if not config_file.exists():
+        from compgen_tf.training.callbacks import write_text_atomically
+
         run_dir.mkdir(parents=True, exist_ok=True)
-        config_file.write_text(json.dumps(resolved, indent=2) + "\n")
+        write_text_atomically(config_file, json.dumps(resolved, indent=2) + "\n")
 
 
 def start_from(warm_start_from, run_dir) -> bool:
@@ -485,22 +543,41 @@ def load_run_model(run_dir, into=None):
     is returned. The graphs traced for it while validating (greedy decoding above all) then
     serve the final evaluation too, where a fresh copy from the file would trace them again.
     """
-    from compgen_tf.training.callbacks import BEST_MODEL
-
-    path = Path(run_dir) / BEST_MODEL
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: is {run_dir} a finished training run?")
-    if not zipfile.is_zipfile(path):
-        # Keras would call it "File not found"; it is there, and damaged.
-        raise CorruptRunFileError(f"{path} is damaged (not a complete .keras file, "
-                                  f"{path.stat().st_size} bytes); its checkpoints hold the last "
-                                  f"weights, not the selected ones: train the run again into "
-                                  f"another --output")
+    path = check_best_model(run_dir)
     import compgen_tf.models  # noqa: F401  (registers the model classes for deserialization)
     if into is not None:
         into.load_weights(path)
         return into
     return keras.saving.load_model(path)
+
+
+def check_best_model(run_dir) -> Path:
+    """The path of a run directory's best model, checked: a `FileNotFoundError` when it is
+    missing, a `CorruptRunFileError` when it is damaged.
+
+    A .keras file is a zip archive, each member with its CRC-32: every member is read and
+    checked (`testzip`), since Keras reads the weights without checking them, and a file
+    damaged there would load as other weights without a word.
+    """
+    from compgen_tf.training.callbacks import BEST_MODEL
+
+    path = Path(run_dir) / BEST_MODEL
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: is {run_dir} a finished training run?")
+    try:
+        with zipfile.ZipFile(path) as archive:
+            damaged = archive.testzip()
+    except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
+        damaged = f"{type(error).__name__}: {error}"
+    else:
+        damaged = damaged and f"its member {damaged} fails its CRC check"
+    if damaged:
+        # Keras would call a cut file "File not found"; it is there, and damaged.
+        raise CorruptRunFileError(f"{path} is damaged (not a complete .keras file, "
+                                  f"{path.stat().st_size} bytes: {damaged}); its checkpoints "
+                                  f"hold the last weights, not the selected ones: train the run "
+                                  f"again into another --output")
+    return path
 
 
 def load_run_task(run_dir, cls=None):
@@ -527,4 +604,4 @@ def run_config(run_dir) -> dict:
     if not config.exists():
         raise FileNotFoundError(f"{config} does not exist: is {run_dir} a run directory "
                                 "written by `python -m compgen_tf train`?")
-    return json.loads(config.read_text())
+    return read_run_file(config)

@@ -78,7 +78,8 @@ def history_curve(history_path, key: str) -> list[list]:
     if not path.exists():
         return []
     curve = []
-    for line in path.read_text().splitlines():
+    # Damaged bytes read as U+FFFD: their line is then not JSON, and skipped.
+    for line in path.read_text(errors="replace").splitlines():
         try:
             record = json.loads(line)
             curve.append([int(record["step"]), round(float(record[key]), 6)])
@@ -170,7 +171,14 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
 
 def load_results(path) -> dict:
     """Reads a results file and checks its schema."""
-    document = json.loads(Path(path).read_text())
+    try:
+        document = json.loads(Path(path).read_text())
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
+        raise ValueError(f"{path} is damaged (not complete JSON: {error}); restore it from "
+                         f"version control, or delete it to record the seeds again") from None
+    if not isinstance(document, dict):
+        raise ValueError(f"{path} is damaged (a JSON {type(document).__name__}, not an "
+                         f"object)")
     # `provenance` is not required here: files written before it existed still gather seeds
     # and can be checked; the report, which labels every row, requires it.
     missing = {"model", "split", "command", "versions", "runs", "summary"} - set(document)

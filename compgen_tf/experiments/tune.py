@@ -165,7 +165,10 @@ def make_tuner(kind: str, base_config: dict, specs: dict, output, seed: int = 0,
     """A `RunTuner` over a `RunHyperModel` of `base_config` (a resolved configuration in its
     JSON form, `RunConfig.to_json()`)."""
     objective = kt.Objective(OBJECTIVE, direction="max")
-    common = dict(objective=objective, hyperparameters=hyperparameters(specs), seed=seed,
+    # keras-tuner's Oracle keeps `seed or random.randint(1, 10000)`: seed 0 would draw a
+    # random one, and two `--seed 0` searches would try different values. Its seed is
+    # this search's seed + 1, never 0 (each search seed still its own oracle seed).
+    common = dict(objective=objective, hyperparameters=hyperparameters(specs), seed=seed + 1,
                   allow_new_entries=False, tune_new_entries=False)
     if kind == "hyperband":
         oracle = kt.oracles.HyperbandOracle(max_epochs=max_epochs or DEFAULT_MAX_EPOCHS,
@@ -301,13 +304,31 @@ def best_config(rows: list[dict], base_config: dict, model: str, split: str,
 SEARCH_FILE = "search.json"
 
 
+def check_search_files(output) -> None:
+    """A `ConfigError` naming the first JSON file under a search directory that is cut short
+    or damaged: this file, keras-tuner's (`oracle.json`, `tuner0.json`, each trial's
+    `trial.json`) and the trials' run directories. keras-tuner reads its own with a bare
+    `json.loads`, whose error would say neither which file nor what to do."""
+    for path in sorted(Path(output).rglob("*.json")):
+        if path.name.startswith("."):  # a file being written aside, not yet renamed
+            continue
+        try:
+            json.loads(path.read_text())
+        except ValueError as error:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
+            raise ConfigError(f"{path} is damaged (not complete JSON: {error}); delete it (a "
+                              f"trial's file: its trial_<id> folder, which then runs again) "
+                              f"or pass another --output") from None
+
+
 def record_search(output, settings: dict, command: str) -> None:
     """Writes `OUTPUT/search.json` (`settings` and `command`), the settings a rerun must match.
 
     Raises:
-        ConfigError: `output` holds a search with other settings (the command may differ).
+        ConfigError: `output` holds a search with other settings (the command may differ),
+            or one of its files is damaged (`check_search_files`).
     """
     output = Path(output)
+    check_search_files(output)
     settings_file = output / SEARCH_FILE
     if settings_file.exists():
         previous = json.loads(settings_file.read_text())

@@ -35,7 +35,7 @@ def read_results_dir(results_dir: Path):
         relative = path.relative_to(results_dir)
         try:
             document = json.loads(path.read_text())
-        except json.JSONDecodeError as error:
+        except ValueError as error:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
             raise ReportError(f"{path}: not valid JSON: {error}") from error
         if relative.parts[0] == BENCHMARKS:
             benchmarks[relative.as_posix()] = document

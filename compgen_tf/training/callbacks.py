@@ -72,16 +72,20 @@ def keep_history_until(run_dir, step: int) -> None:
     path = Path(run_dir) / "history.jsonl"
     if path.exists():
         kept = []
-        for line in path.read_text().splitlines(keepends=True):
+        # Damaged bytes are read as U+FFFD (no UnicodeDecodeError): their line is then not
+        # JSON, and is dropped like a line cut short.
+        for line in path.read_text(errors="replace").splitlines(keepends=True):
             try:
                 record = json.loads(line)
             except json.JSONDecodeError:
+                record = None
+            if not isinstance(record, dict) or not isinstance(record.get("step"), int):
                 print(f"warning: {path}: dropping a line that is not complete JSON: "
                       f"{line.strip()[:60]!r}", file=sys.stderr)
                 continue
             if record["step"] <= step:
                 kept.append(line if line.endswith("\n") else line + "\n")
-        path.write_text("".join(kept))
+        write_text_atomically(path, "".join(kept))
 
 
 class ResumableCheckpoint(keras.callbacks.Callback):
@@ -107,8 +111,10 @@ class ResumableCheckpoint(keras.callbacks.Callback):
                              non_trainable=[v.value for v in model.non_trainable_variables],
                              **progress.variables)
         self.checkpoint = tf.train.Checkpoint(**self._objects)
-        self.manager = tf.train.CheckpointManager(self.checkpoint, Path(run_dir) / "checkpoints",
-                                                  max_to_keep=2)
+        directory = Path(run_dir) / "checkpoints"
+        _drop_damaged_state_file(directory)
+        self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=2)
+        self._directory = directory
         self._model = model
 
     def restore(self) -> bool:
@@ -119,7 +125,11 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         before it is restored: the run then repeats the steps in between exactly. When
         every checkpoint listed is unreadable, a `CheckpointError` says so.
         """
-        candidates = list(reversed(self.manager.checkpoints))
+        # Those on disk too: the list in `checkpoints/checkpoint` lags a checkpoint whose
+        # writer died before updating it, and is gone when that file was damaged.
+        on_disk = [str(index.with_suffix("")) for index in self._directory.glob("ckpt-*.index")]
+        candidates = sorted(set(self.manager.checkpoints) | set(on_disk),
+                            key=lambda path: int(path.rsplit("-", 1)[1]), reverse=True)
         if not candidates:
             return False
         for path in candidates:
@@ -166,6 +176,28 @@ class CheckpointError(RunDirectoryError):
     """A run directory none of whose checkpoints can be read."""
 
 
+def _drop_damaged_state_file(directory: Path) -> None:
+    """Removes `directory/checkpoint` (the list of checkpoints that `CheckpointManager`
+    keeps) when it cannot be parsed, saying so; the checkpoints themselves are then found
+    on disk (`ResumableCheckpoint.restore`).
+
+    TensorFlow ignores a state file it cannot parse (a run would silently start again from
+    step 0), raises a ValueError for an empty one, and a UnicodeDecodeError for damaged
+    bytes: anything it raises here means the file is damaged.
+    """
+    state = directory / "checkpoint"
+    if not state.exists():
+        return
+    try:
+        readable = tf.train.get_checkpoint_state(str(directory)) is not None
+    except Exception:  # noqa: BLE001 (see the docstring: any error is a damaged file)
+        readable = False
+    if not readable:
+        print(f"warning: {state} is damaged: the checkpoints are looked for on disk instead",
+              file=sys.stderr)
+        state.unlink()
+
+
 def _fsync(path: str) -> None:
     """Flushes a file (or a directory's entries) to disk."""
     descriptor = os.open(path, os.O_RDONLY)
@@ -173,6 +205,20 @@ def _fsync(path: str) -> None:
         os.fsync(descriptor)
     finally:
         os.close(descriptor)
+
+
+def write_text_atomically(path, text: str) -> None:
+    """Writes `text` to `path` through a temporary file in the same folder, flushed and
+    renamed: a process killed while writing leaves the previous complete file, never half
+    of the new one (a run's `config.json`, `metrics.json`, `history.jsonl`)."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.partial")
+    with open(partial, "w") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(partial, path)
+    _fsync(str(path.parent))
 
 
 def save_atomically(model, path) -> None:
@@ -284,13 +330,13 @@ class ModelSelection(keras.callbacks.Callback):
             raise ValueError("training.selection 'bleu' needs a translation task (its "
                              "validation has no BLEU score)")
         score = float(scores["bleu"]) / 100.0 if self.select_on == "bleu" else accuracy
-        if (self.select_on == "last" or score > p.value("best_accuracy")
-                or (score == p.value("best_accuracy") and loss < p.value("best_loss"))):
+        improved = (self.select_on == "last" or score > p.value("best_accuracy")
+                    or (score == p.value("best_accuracy") and loss < p.value("best_loss")))
+        if improved:
             p["best_accuracy"].assign(score)
             p["best_loss"].assign(loss)
             p["best_step"].assign(step)
             p["evaluations_since_best"].assign(0)
-            self.on_best()
         else:
             p["evaluations_since_best"].assign_add(1)
         if (accuracy >= self.stop_at_accuracy or step >= self.max_steps
@@ -306,6 +352,14 @@ class ModelSelection(keras.callbacks.Callback):
         append_history(self.run_dir, record)
         if self.report is not None:
             self.report.evaluation(record)
+
+        # Saved last, with this evaluation complete (the finished flag, its history line):
+        # a process killed after `on_best` checkpointed must not resume at this step as
+        # unfinished, without its line (it would not evaluate it again, and a run stopped
+        # here by `stop_at_accuracy` or patience would train on). Killed before, it resumes
+        # from the previous checkpoint and repeats this evaluation, its line dropped first.
+        if improved:
+            self.on_best()
 
 
 class RunReport:
