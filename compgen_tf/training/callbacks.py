@@ -352,7 +352,6 @@ class ModelSelection(keras.callbacks.Callback):
         append_history(self.run_dir, record)
         if self.report is not None:
             self.report.evaluation(record)
-
         # Saved last, with this evaluation complete (the finished flag, its history line):
         # a process killed after `on_best` checkpointed must not resume at this step as
         # unfinished, without its line (it would not evaluate it again, and a run stopped
