@@ -168,6 +168,19 @@ def test_a_best_model_damaged_inside_is_refused_not_loaded(tmp_path, capsys):
     one_error_line(capsys, "best_model.keras")
 
 
+def test_a_finished_run_whose_best_model_is_gone_says_so(tmp_path, capsys):
+    run_dir = tmp_path / "run"
+    assert train.main(TINY + ["--output", str(run_dir)]) == 0
+    (run_dir / "best_model.keras").unlink()
+    capsys.readouterr()
+    # Was a FileNotFoundError traceback (exit 1): one line naming the file, exit 2.
+    assert train.main(TINY + ["--output", str(run_dir)]) == 2
+    assert "is a finished run but its best model is missing" in one_error_line(
+        capsys, "best_model.keras")
+    assert evaluate.main(["--run", str(run_dir)]) == 2
+    one_error_line(capsys, "best_model.keras")
+
+
 @pytest.mark.parametrize("cut", ["empty", "truncate", "garble"])
 def test_a_damaged_checkpoint_list_is_rebuilt_from_the_files(tmp_path, capsys, cut):
     straight, damaged = tmp_path / "straight", tmp_path / "damaged"

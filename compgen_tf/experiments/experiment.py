@@ -248,7 +248,13 @@ class Experiment:
         check_run_dir(own_dir, record)
         previous = read_metrics(run_dir)
         if self.finished(previous, config):
-            check_best_model(run_dir)  # a finished run whose best model is damaged says so
+            try:  # a finished run whose best model is damaged or gone says so
+                check_best_model(run_dir)
+            except FileNotFoundError as error:
+                raise CorruptRunFileError(
+                    f"{run_dir} is a finished run but its best model is missing ({error}); "
+                    f"its checkpoints hold the last weights, not the selected ones: train "
+                    f"the run again into another --output") from error
             print(f"{run_dir} is finished: not trained again")
             return previous
         if data is None:
