@@ -64,7 +64,11 @@ import time
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+import compgen_tf
+
+# Where the imported package lives (the checkout's root when run from one): the faulted
+# commands run as subprocesses and must import this same package.
+ROOT = Path(compgen_tf.__file__).resolve().parent.parent
 TRAIN = ["train", "--model", "seq2seq", "--split", "composition", "--steps", "60",
          "--set", "model_args.embedding_dim=8", "--set", "model_args.hidden_units=8",
          "--set", "training.eval_every=20", "--set", "training.checkpoint_every=10",
