@@ -3,6 +3,7 @@ a fallback or one clear line naming the file, never a traceback (issue 69)."""
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -19,6 +20,19 @@ def weights_of(run_dir):
     import keras
 
     return [w.numpy() for w in keras.saving.load_model(run_dir / "best_model.keras").weights]
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory):
+    """One TINY run, trained once for the tests that damage a copy of a finished run."""
+    run_dir = tmp_path_factory.mktemp("finished") / "run"
+    assert train.main(TINY + ["--output", str(run_dir)]) == 0
+    return run_dir
+
+
+def copy_of(run_dir, to):
+    shutil.copytree(run_dir, to)
+    return to
 
 
 def test_a_second_writer_is_refused_with_the_holders_pid(tmp_path, capsys):
@@ -145,9 +159,8 @@ def one_error_line(capsys, name):
 
 @pytest.mark.parametrize("how", ["truncate", "garble"])
 @pytest.mark.parametrize("name", ["config.json", "metrics.json"])
-def test_a_damaged_run_record_is_one_line_naming_it(tmp_path, capsys, name, how):
-    run_dir = tmp_path / "run"
-    assert train.main(TINY + ["--output", str(run_dir)]) == 0
+def test_a_damaged_run_record_is_one_line_naming_it(tmp_path, capsys, finished_run, name, how):
+    run_dir = copy_of(finished_run, tmp_path / "run")
     damage(run_dir / name, how)
     capsys.readouterr()
     assert train.main(TINY + ["--output", str(run_dir)]) == 2
@@ -182,10 +195,9 @@ def test_a_finished_run_whose_best_model_is_gone_says_so(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("cut", ["empty", "truncate", "garble"])
-def test_a_damaged_checkpoint_list_is_rebuilt_from_the_files(tmp_path, capsys, cut):
-    straight, damaged = tmp_path / "straight", tmp_path / "damaged"
-    assert train.main(TINY + ["--output", str(straight)]) == 0
-    assert train.main(TINY + ["--output", str(damaged)]) == 0
+def test_a_damaged_checkpoint_list_is_rebuilt_from_the_files(tmp_path, capsys, finished_run,
+                                                             cut):
+    straight, damaged = finished_run, copy_of(finished_run, tmp_path / "damaged")
     (damaged / "metrics.json").unlink()
     state = damaged / "checkpoints" / "checkpoint"
     state.write_bytes(b"") if cut == "empty" else damage(state, cut)
