@@ -412,16 +412,10 @@ def run_dir_lock(run_dir):
 def read_run_file(path) -> dict:
     """The JSON object in `path`, a file of a run directory (`config.json`, `metrics.json`);
     a `CorruptRunFileError` naming it when it is cut short or damaged."""
+    from compgen_tf.experiments.results import read_json_object
+
     path = Path(path)
-    try:
-        document = json.loads(path.read_text())
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
-        raise CorruptRunFileError(f"{path} is damaged (not complete JSON: {error}); "
-                                  f"{_DAMAGED_ADVICE[path.name]}") from None
-    if not isinstance(document, dict):
-        raise CorruptRunFileError(f"{path} is damaged (a JSON {type(document).__name__}, "
-                                  f"not an object); {_DAMAGED_ADVICE[path.name]}")
-    return document
+    return read_json_object(path, _DAMAGED_ADVICE[path.name], CorruptRunFileError)
 
 
 # What to do about a damaged file, by name (`read_run_file`).

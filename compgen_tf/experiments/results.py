@@ -169,16 +169,24 @@ def write_results(model: str, split: str, command: str, runs: list[dict], versio
     return path
 
 
+def read_json_object(path, advice: str, error=ValueError) -> dict:
+    """The JSON object in the file `path`; `error` (a `ValueError` class) naming the file,
+    saying what is wrong and then `advice`, when it is cut short, damaged or not an object."""
+    path = Path(path)
+    try:
+        document = json.loads(path.read_text())
+    except ValueError as reason:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
+        raise error(f"{path} is damaged (not complete JSON: {reason}); {advice}") from None
+    if not isinstance(document, dict):
+        raise error(f"{path} is damaged (a JSON {type(document).__name__}, not an object); "
+                    f"{advice}")
+    return document
+
+
 def load_results(path) -> dict:
     """Reads a results file and checks its schema."""
-    try:
-        document = json.loads(Path(path).read_text())
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError (damaged bytes)
-        raise ValueError(f"{path} is damaged (not complete JSON: {error}); restore it from "
-                         f"version control, or delete it to record the seeds again") from None
-    if not isinstance(document, dict):
-        raise ValueError(f"{path} is damaged (a JSON {type(document).__name__}, not an "
-                         f"object)")
+    document = read_json_object(path, "restore it from version control, or delete it to "
+                                      "record the seeds again")
     # `provenance` is not required here: files written before it existed still gather seeds
     # and can be checked; the report, which labels every row, requires it.
     missing = {"model", "split", "command", "versions", "runs", "summary"} - set(document)
