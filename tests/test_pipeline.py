@@ -145,7 +145,7 @@ def test_evaluate_cli(trained_run, capsys):
     # The scores of the splits not evaluated again stay.
     assert json.loads((trained_run / "metrics.json").read_text())["accuracy"] == before
     assert cli("evaluate", "--run", trained_run / "nope") == 2
-    assert "does not exist" in capsys.readouterr().err  # one line: the run directory
+    assert capsys.readouterr().err == f"error: run directory {trained_run / 'nope'} does not exist\n"
 
 
 # Rows of the 20,000-command batch given a bad command, and their errors.
