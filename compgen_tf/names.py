@@ -18,6 +18,7 @@ MODELS = {
     "equivariant_seq2seq": "scan",
     "syntactic_attention": "scan",
     "counting_seq2seq": "scan",
+    "transformer": "scan",
     "meta_seq2seq": "episodes",
     "symbol_convolution": "toy",
     "mlp_baseline": "toy",

@@ -26,6 +26,8 @@ from compgen_tf.models.seq2seq.attention_seq2seq import AttentionSeq2Seq
 from compgen_tf.models.seq2seq.counting_seq2seq import CountingSeq2Seq
 from compgen_tf.models.syntactic_attention.syntactic_attention import SyntacticAttention
 from compgen_tf.models.toy_task import ToyTask
+from compgen_tf.models.transformer import TransformerBackbone
+from compgen_tf.models.transformer.transformer_seq2seq import TransformerSeq2Seq
 
 # Models that train on a SCAN split, by name.
 SCAN_MODELS = {
@@ -33,12 +35,14 @@ SCAN_MODELS = {
     "equivariant_seq2seq": EquivariantSeq2Seq,
     "syntactic_attention": SyntacticAttention,
     "counting_seq2seq": CountingSeq2Seq,
+    "transformer": TransformerSeq2Seq,
 }
 _SCAN_BACKBONES = {
     "seq2seq": AttentionSeq2SeqBackbone,
     "equivariant_seq2seq": EquivariantSeq2SeqBackbone,
     "syntactic_attention": SyntacticAttentionBackbone,
     "counting_seq2seq": AttentionSeq2SeqBackbone,
+    "transformer": TransformerBackbone,
 }
 # The toy-task models of "Symmetry and systematicity": name -> (the architecture their
 # builders take, the tasks, one line). Their backbones are functional models built by
@@ -88,7 +92,9 @@ def _specs():
             "equivariant_seq2seq": "permutation-equivariant seq2seq (Gordon et al. 2020)",
             "syntactic_attention": "Syntactic Attention (Russin et al. 2019)",
             "counting_seq2seq": "LSTM seq2seq with a length head steering its attention "
-                                "(the length split)"}
+                                "(the length split)",
+            "transformer": "Transformer encoder-decoder, absolute or relative positions, "
+                           "optionally universal (Vaswani et al. 2017; Csordás et al. 2021)"}
     # The baseline and Syntactic Attention also train on the English-French set (the short
     # Syntactic Attention paper's translation experiment): the same experiment, other pairs.
     # The equivariant model's symmetries are SCAN's words, so it stays on SCAN; so does the

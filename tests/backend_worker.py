@@ -78,12 +78,18 @@ def backbone(family: str, dropout: float) -> keras.Model:
         return models.EquivariantSeq2SeqBackbone(Symmetry.for_scan("verb").get_config(),
                                                  SOURCE, TARGET, embedding_dim=2,
                                                  hidden_units=2)
+    if family == "transformer":  # relative keys, the one layer applied twice
+        return models.TransformerBackbone(len(SOURCE), len(TARGET), width=4, num_layers=2,
+                                          num_heads=2, feedforward_dim=6, dropout=dropout,
+                                          positions="relative", max_relative_distance=2,
+                                          universal=True)
     return models.MetaSeq2SeqBackbone(len(SOURCE) + len(TARGET), len(SOURCE) + len(TARGET),
                                       embedding_dim=4, hidden_units=3, dropout=dropout)
 
 
 BACKBONES = ("seq2seq", "seq2seq_count_options", "syntactic_attention",
-             "syntactic_attention_boundary_options", "equivariant", "meta_seq2seq")
+             "syntactic_attention_boundary_options", "equivariant", "meta_seq2seq",
+             "transformer")
 
 
 def backbone_batch(family: str):
@@ -123,6 +129,11 @@ def backbone_results() -> dict:
             weight.assign(rng.normal(scale=0.5, size=weight.shape).astype("float32"))
         before = {id(w): keras.ops.convert_to_numpy(w) for w in model.trainable_weights}
         results[f"{family}_logits"] = keras.ops.convert_to_numpy(model(inputs))
+        if family == "transformer":
+            # Greedy decoding through the sampler, the key/value cache as its loop state.
+            ids, attention = model.decoder.greedy(model.encode(inputs["source_ids"]), 6)
+            results[f"{family}_greedy_ids"] = keras.ops.convert_to_numpy(ids)
+            results[f"{family}_greedy_attention"] = keras.ops.convert_to_numpy(attention)
         if family in ("seq2seq", "syntactic_attention"):
             # Greedy decoding's encoder: `bidirectional_lstm`'s own loop, not the layer's.
             results[f"{family}_encoded"] = keras.ops.convert_to_numpy(

@@ -23,7 +23,8 @@ TESTS = Path(__file__).resolve().parent
 BACKENDS = ["tensorflow", "jax", "torch"]
 OTHER_BACKENDS = BACKENDS[1:]
 LAYER_TEST_FILES = ["test_layers_keras.py", "test_stack_lstm_cell.py",
-                    "test_key_value_memory.py", "test_masked_attention.py"]
+                    "test_key_value_memory.py", "test_masked_attention.py",
+                    "test_transformer_layers.py"]
 # float32 on three kernels libraries: outputs agree to rounding, far below any real difference.
 TOLERANCE = 1e-5
 
@@ -121,7 +122,8 @@ def test_backbones_give_the_same_logits_and_gradients_on_every_backend(saved_on_
     reference = np.load(saved_on_every_backend / "backbones_tensorflow.npz")
     families = {name.split("_logits")[0] for name in reference.files if "_logits" in name}
     assert families == {"seq2seq", "seq2seq_count_options", "syntactic_attention",
-                        "syntactic_attention_boundary_options", "equivariant", "meta_seq2seq"}
+                        "syntactic_attention_boundary_options", "equivariant", "meta_seq2seq",
+                        "transformer"}
     assert all(any(n.startswith(f"{f}_gradient:") for n in reference.files) for f in families)
     for backend in OTHER_BACKENDS:
         other = np.load(saved_on_every_backend / f"backbones_{backend}.npz")

@@ -31,6 +31,9 @@ TINY = {
                                             "model_args.num_layers=1",
                                             "model_args.max_output_length=2",
                                             "data.validation_episodes=1"]),
+    "transformer": ("simple_p1", ["model_args.width=8", "model_args.num_layers=1",
+                                  "model_args.num_heads=2", "model_args.feedforward_dim=8",
+                                  "model_args.max_output_length=2"]),
     "symbol_convolution": ("rule_learning", []),
     "mlp_baseline": ("rule_learning", []),
     "recurrent_baseline": ("rule_learning", []),
@@ -122,6 +125,26 @@ def expected_parameter_count(name, model_args, model):
                 + dense_parameters(2 * encoder_units, decoder)  # the first query
                 + lstm_parameters(decoder, decoder)  # the decoder reads its context
                 + dense_parameters(semantic, targets))  # from the semantic readout
+    if name == "transformer":
+        # Per layer: attention = 4 projections (d x d kernel, d bias); 2 LayerNorms of 2d
+        # (3 in the decoder, around its cross-attention too); a d -> f -> d ReLU network.
+        # Embeddings of both vocabularies (+ learned position tables), the output Dense;
+        # universal: one encoder and one decoder layer; relative: (2k+1) x d/heads keys in
+        # each self-attention.
+        sources = model.backbone.source_vocabulary_size
+        targets = model.backbone.target_vocabulary_size
+        d, f, heads = args["width"], args["feedforward_dim"], args["num_heads"]
+        attention = 4 * (d * d + d)
+        feedforward = dense_parameters(d, f) + dense_parameters(f, d)
+        relative = 0
+        if args.get("positions") == "relative":
+            relative = (2 * args["max_relative_distance"] + 1) * (d // heads)
+        encoder = attention + relative + 2 * 2 * d + feedforward
+        decoder = 2 * attention + relative + 3 * 2 * d + feedforward
+        layers = 1 if args.get("universal") else args["num_layers"]
+        tables = 2 * args["max_positions"] * d if args.get("positions") == "learned" else 0
+        return ((sources + targets) * d + tables + layers * (encoder + decoder)
+                + dense_parameters(d, targets))
     if name in ("symbol_convolution", "mlp_baseline", "recurrent_baseline"):
         syllables, steps = model.inputs[0].shape[1:]
         units = args["units"]

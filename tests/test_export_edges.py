@@ -25,6 +25,7 @@ TINY = {
     "equivariant_seq2seq": dict(embedding_dim=4, hidden_units=4),
     "syntactic_attention": dict(semantic_dim=4, syntax_embedding_dim=4, syntax_units=4,
                                 encoder_units=4),
+    "transformer": dict(width=4, num_layers=1, num_heads=2, feedforward_dim=4),
 }
 COMMANDS = ["jump", "walk", "jump twice", "walk left", "jump and walk",
             "walk twice and jump left", "left left"]

@@ -91,6 +91,8 @@ TINY_SIZES = {
                             "training.jit_compile=false"],
     "syntactic_attention": ["model_args.semantic_dim=4", "model_args.syntax_embedding_dim=4",
                             "model_args.syntax_units=4", "model_args.encoder_units=4"],
+    "transformer": ["model_args.width=8", "model_args.num_layers=1", "model_args.num_heads=2",
+                    "model_args.feedforward_dim=8"],
 }
 
 

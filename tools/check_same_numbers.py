@@ -43,6 +43,7 @@ FAMILIES = {
     "equivariant_seq2seq": ("--split", "addprim_jump"),
     "syntactic_attention": ("--split", "addprim_jump"),
     "counting_seq2seq": ("--split", "simple"),
+    "transformer": ("--split", "simple"),
     "meta_seq2seq": ("--task", "mutual_exclusivity"),
     "symbol_convolution": ("--task", "rule_learning"),
     "mlp_baseline": ("--task", "composition"),

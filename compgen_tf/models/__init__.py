@@ -3,7 +3,7 @@
 Each family has a functional backbone (`keras.Input`s to teacher-forced logits) and a task
 model that holds it with its preprocessor (strings to ids and back) and trains with `fit`.
 One subpackage per family (`seq2seq`, `equivariant`, `syntactic_attention`, `meta_seq2seq`,
-`symmetry` for the toy-task models); the parts they share sit here (`Backbone`,
+`symmetry` for the toy-task models, `transformer`); the parts they share sit here (`Backbone`,
 `Seq2SeqModel`, `Seq2SeqPreprocessor`, `RecurrentDecoder`, `ToyTask`).
 
 The backbones and their layers use `keras.ops` only and run on every Keras backend; the task
@@ -24,6 +24,8 @@ from compgen_tf.models.syntactic_attention import (SyntacticAttentionBackbone,
                                                    SyntacticAttentionDecoder, SyntaxShift,
                                                    WordNoise)
 from compgen_tf.models.toy_task import ToyTask
+from compgen_tf.models.transformer import (TransformerBackbone, TransformerDecoder,
+                                           TransformerDecoderLayer, TransformerEncoderLayer)
 
 _TASK_MODELS = {
     "AttentionSeq2Seq": "compgen_tf.models.seq2seq.attention_seq2seq",
@@ -33,6 +35,7 @@ _TASK_MODELS = {
     "Seq2SeqModel": "compgen_tf.models.seq2seq_model",
     "Seq2SeqPreprocessor": "compgen_tf.models.preprocessor",
     "SyntacticAttention": "compgen_tf.models.syntactic_attention.syntactic_attention",
+    "TransformerSeq2Seq": "compgen_tf.models.transformer.transformer_seq2seq",
 }
 __getattr__ = lazy_attributes(__name__, _TASK_MODELS)
 
@@ -51,4 +54,5 @@ __all__ = ["AttentionSeq2Seq", "AttentionSeq2SeqBackbone", "Backbone",
            "MetaDecoder", "MetaSeq2Seq", "MetaSeq2SeqBackbone", "RecurrentDecoder",
            "Seq2SeqModel", "Seq2SeqPreprocessor", "SyntacticAttention",
            "SyntacticAttentionBackbone", "SyntacticAttentionDecoder", "SyntaxShift", "ToyTask",
-           "WordNoise"]
+           "WordNoise", "TransformerBackbone", "TransformerDecoder", "TransformerDecoderLayer",
+           "TransformerEncoderLayer", "TransformerSeq2Seq"]

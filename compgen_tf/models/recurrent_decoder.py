@@ -85,6 +85,12 @@ class RecurrentDecoder(keras.layers.Layer):
         `initial_state(memory)` unless a decoder also reads the length."""
         return self.initial_state(memory)
 
+    def greedy_state(self, memory, lengths, max_length):
+        """The loop state at the first step of a greedy decoding of `max_length` steps:
+        `start_state(memory, lengths)` unless a decoder's state depends on the number of
+        steps (the Transformer's key/value cache holds one entry per step)."""
+        return self.start_state(memory, lengths)
+
     def initial_state(self, memory):
         """The loop state at the first step (a tensor or a nested structure of them)."""
         raise NotImplementedError
@@ -215,7 +221,7 @@ class RecurrentDecoder(keras.layers.Layer):
         constants = self.prepare_greedy(memory)
         return self.sampler(
             lambda previous, state: self.greedy_step(previous, state, memory, constants),
-            self.start_state(memory, lengths), ops.shape(memory[0])[0], max_length,
+            self.greedy_state(memory, lengths, max_length), ops.shape(memory[0])[0], max_length,
             attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype,
             return_attention=return_attention, lengths=lengths)
 

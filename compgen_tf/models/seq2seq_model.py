@@ -278,11 +278,11 @@ class Seq2SeqModel(TrainStep, keras.Model):
         logits = self.compute_logits(source_ids, target_ids, training=training,
                                      teacher_forcing_ratio=self.teacher_forcing_ratio, seed=seed)
         if not self._has_length_head:
-            return token_cross_entropy(target_ids, logits)
+            return token_cross_entropy(target_ids, logits, self.label_smoothing)
         is_output = tf.logical_and(tf.not_equal(target_ids, PAD_ID),
                                    tf.not_equal(target_ids, EOS_ID))
         summed, tokens = token_cross_entropy(
-            tf.where(is_output, target_ids, PAD_ID), logits)
+            tf.where(is_output, target_ids, PAD_ID), logits, self.label_smoothing)
         if not self.length_head.trainable:
             return summed, tokens
         lengths = tf.reduce_sum(tf.cast(is_output, tf.float32), axis=1)

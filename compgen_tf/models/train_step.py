@@ -46,6 +46,9 @@ class TrainStep(SkipSymbolicBuild):
         clip_norm: global gradient-norm clip after the replicas' sum (None: no clip).
         teacher_forcing_ratio: probability that a training sequence is teacher-forced
             (models that feed their outputs back read it in `token_loss`).
+        label_smoothing: the share ε of each target token's probability spread over the
+            other tokens (`compgen_tf.models.losses.token_cross_entropy`; 0: none), read
+            by `token_loss`.
         sampling_seed: the seed of the teacher-forcing draws.
         unroll: trace one step per padded batch shape, with the recurrences written out
             step by step (`compgen_tf.models.unrolling`; one replica only). XLA runs their
@@ -55,6 +58,7 @@ class TrainStep(SkipSymbolicBuild):
 
     # Until `compile` sets them.
     clip_norm, teacher_forcing_ratio, sampling_seed, unroll = None, 1.0, 0, False
+    label_smoothing = 0.0
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -64,7 +68,8 @@ class TrainStep(SkipSymbolicBuild):
         self.loss_tracker = keras.metrics.Mean(name="loss")
 
     def compile(self, optimizer="adam", clip_norm=None, teacher_forcing_ratio=1.0,
-                sampling_seed=0, jit_compile=False, unroll=False, **kwargs):
+                sampling_seed=0, jit_compile=False, unroll=False, label_smoothing=0.0,
+                **kwargs):
         """Keras' `compile` with no loss or metrics of Keras' own, plus the step's settings.
 
         Resets `loss_tracker`. The arguments beyond Keras' are described in the class
@@ -72,7 +77,8 @@ class TrainStep(SkipSymbolicBuild):
 
         Raises:
             ValueError: `unroll` under more than one replica, a `clip_norm` that is not
-                positive, or a `teacher_forcing_ratio` outside [0, 1].
+                positive, a `teacher_forcing_ratio` outside [0, 1] or a `label_smoothing`
+                outside [0, 1).
         """
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
         # A compiled model starts from no loss, as Keras' own tracker does (it makes a new one).
@@ -87,6 +93,9 @@ class TrainStep(SkipSymbolicBuild):
         if not 0.0 <= float(teacher_forcing_ratio) <= 1.0:
             raise ValueError(f"teacher_forcing_ratio must be in [0, 1], got "
                              f"{teacher_forcing_ratio}")
+        if not 0.0 <= float(label_smoothing) < 1.0:
+            raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
+        self.label_smoothing = float(label_smoothing)
         self.clip_norm = None if clip_norm is None else float(clip_norm)
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
         self.sampling_seed = int(sampling_seed)

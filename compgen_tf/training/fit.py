@@ -68,9 +68,10 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
                           clip_norm=settings.clip_norm,
                           teacher_forcing_ratio=settings.teacher_forcing_ratio,
                           sampling_seed=seed, jit_compile=settings.jit_compile,
-                          unroll=settings.unroll)
-        elif settings.unroll:
-            raise ValueError("training.unroll applies to the models with the library's own "
+                          unroll=settings.unroll, label_smoothing=settings.label_smoothing)
+        elif settings.unroll or settings.label_smoothing:
+            key = "unroll" if settings.unroll else "label_smoothing"
+            raise ValueError(f"training.{key} applies to the models with the library's own "
                              f"train step (TrainStep); {type(model).__name__} uses Keras' own")
         else:  # a plain Keras model (the toy tasks) keeps its own loss and Keras' train step
             model.compile(optimizer=keras.optimizers.Adam(

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import keras
 
 from compgen_tf.sections import section_keys, typed_section
+from compgen_tf.training.schedules import LinearWarmup
 
 # What model selection maximises on validation: exact match, or (the English-French set,
 # where exact match stays at 0 for thousands of steps and ties every checkpoint) corpus BLEU,
@@ -40,6 +41,11 @@ class TrainingConfig:
         learning_rate_drop_step: the step at which the rate is multiplied by the factor once
             (meta-training; default half of `max_steps`).
         learning_rate_decay_factor: the factor of either schedule.
+        warmup_steps: the rate rises linearly from 1/warmup_steps of it to all of it over
+            the first this many steps, then follows the schedule above
+            (`compgen_tf.training.schedules.LinearWarmup`); 0: no warm-up.
+        label_smoothing: the share of each target token's probability spread evenly over
+            the other tokens the model can emit (`token_cross_entropy`); 0: none.
         jit_compile: compile the train step with XLA.
         unroll: one traced step per padded batch shape, recurrences unrolled (`TrainStep`).
         selection: what model selection maximises on validation (`SELECTIONS`).
@@ -64,6 +70,8 @@ class TrainingConfig:
     learning_rate_decay_steps: int | None = None
     learning_rate_drop_step: int | None = None
     learning_rate_decay_factor: float = 1.0
+    warmup_steps: int = 0
+    label_smoothing: float = 0.0
     jit_compile: bool = False
     unroll: bool = False
     selection: str = "exact_match"
@@ -78,6 +86,11 @@ class TrainingConfig:
                 raise ValueError(f"training.{key} must be >= 1, got {getattr(self, key)}")
         if not 0.0 <= self.teacher_forcing_ratio <= 1.0:
             raise ValueError("training.teacher_forcing_ratio must be in [0, 1]")
+        if self.warmup_steps < 0:
+            raise ValueError(f"training.warmup_steps must be >= 0, got {self.warmup_steps}")
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"training.label_smoothing must be in [0, 1), got "
+                             f"{self.label_smoothing}")
         if self.selection not in SELECTIONS:
             raise ValueError(f"training.selection must be one of {list(SELECTIONS)}, got "
                              f"{self.selection!r}")
@@ -114,7 +127,12 @@ class TrainingConfig:
         return self.checkpoint_every or self.eval_every
 
     def learning_rate_schedule(self):
-        """Adam's learning rate: a constant, or the decay this trainer's keys describe."""
+        """Adam's learning rate: a constant, or the decay this trainer's keys describe,
+        after a linear warm-up of `warmup_steps` when there is one."""
+        schedule = self._decay_schedule()
+        return LinearWarmup(schedule, self.warmup_steps) if self.warmup_steps else schedule
+
+    def _decay_schedule(self):
         rate, factor = self.learning_rate, self.learning_rate_decay_factor
         if self.drops_once:
             boundary = self.learning_rate_drop_step or max(1, self.max_steps // 2)

@@ -132,7 +132,7 @@ class MetaSeq2Seq(Seq2SeqModel):
         """(summed token cross-entropy, token count) of one episode `(support command ids,
         support action ids, query ids, target ids)`."""
         logits = self.compute_episode_logits(*data[:3], data[3], training=training)
-        return token_cross_entropy(data[3], logits)
+        return token_cross_entropy(data[3], logits, self.label_smoothing)
 
     def predict_ids(self, data):
         """What `predict` returns for an episode `(support command ids, support action ids,
