@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from keras import ops
 
-from compgen_tf.layers import RelativeAttention, TokenAndPositionEmbedding
-from compgen_tf.models.transformer import TransformerDecoderLayer, TransformerEncoderLayer
+from compgen_tf.layers import (RelativeAttention, TokenAndPositionEmbedding,
+                               TransformerDecoderLayer, TransformerEncoderLayer)
 from layer_test_case import numpy, run_layer_test
 
 # Each attention: query, key and value kernels and biases, output kernel and bias.
@@ -134,6 +134,8 @@ def test_decoder_layer_steps_with_a_cache_give_its_teacher_forced_outputs():
     whole = numpy(layer(x, memory, memory_mask))
     shape = (2, 4, 2, 3)
     cache = (ops.zeros(shape), ops.zeros(shape))
+    # `step` is a method, not a call: it takes tensors (Keras converts arrays only in calls).
+    x, memory, memory_mask = map(ops.convert_to_tensor, (x, memory, memory_mask))
     memory_keys_values = layer.cross_attention.project_key_value(memory)
     for t in range(4):
         out, cache, _ = layer.step(x[:, t:t + 1], ops.convert_to_tensor(t, "int32"), cache,

@@ -12,10 +12,13 @@ from compgen_tf.layers.stack_lstm_cell import StackLSTMCell
 from compgen_tf.layers.syntax_shift import SyntaxShift
 from compgen_tf.layers.tied_rows_embedding import TiedRowsEmbedding
 from compgen_tf.layers.token_and_position_embedding import TokenAndPositionEmbedding
+from compgen_tf.layers.transformer_decoder_layer import TransformerDecoderLayer
+from compgen_tf.layers.transformer_encoder_layer import TransformerEncoderLayer
 from compgen_tf.layers.weighted_automaton import WeightedAutomaton
 from compgen_tf.layers.word_noise import WordNoise
 
 __all__ = ["GAttention", "GDecode", "GEmbed", "GLSTMCell", "GroupConv", "KeyValueMemory", "StackLSTMCell",
            "SyntaxShift", "TiedRowsEmbedding", "WeightedAutomaton", "WordNoise", "MASKED_SCORE",
            "masked_softmax",
-           "RelativeAttention", "TokenAndPositionEmbedding"]
+           "RelativeAttention", "TokenAndPositionEmbedding", "TransformerDecoderLayer",
+           "TransformerEncoderLayer"]

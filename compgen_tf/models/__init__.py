@@ -24,8 +24,7 @@ from compgen_tf.models.syntactic_attention import (SyntacticAttentionBackbone,
                                                    SyntacticAttentionDecoder, SyntaxShift,
                                                    WordNoise)
 from compgen_tf.models.toy_task import ToyTask
-from compgen_tf.models.transformer import (TransformerBackbone, TransformerDecoder,
-                                           TransformerDecoderLayer, TransformerEncoderLayer)
+from compgen_tf.models.transformer import TransformerBackbone, TransformerDecoder
 
 _TASK_MODELS = {
     "AttentionSeq2Seq": "compgen_tf.models.seq2seq.attention_seq2seq",
@@ -54,5 +53,4 @@ __all__ = ["AttentionSeq2Seq", "AttentionSeq2SeqBackbone", "Backbone",
            "MetaDecoder", "MetaSeq2Seq", "MetaSeq2SeqBackbone", "RecurrentDecoder",
            "Seq2SeqModel", "Seq2SeqPreprocessor", "SyntacticAttention",
            "SyntacticAttentionBackbone", "SyntacticAttentionDecoder", "SyntaxShift", "ToyTask",
-           "WordNoise", "TransformerBackbone", "TransformerDecoder", "TransformerDecoderLayer",
-           "TransformerEncoderLayer", "TransformerSeq2Seq"]
+           "WordNoise", "TransformerBackbone", "TransformerDecoder", "TransformerSeq2Seq"]

@@ -9,7 +9,7 @@ from keras import ops
 from compgen_tf.arguments import positive_int
 from compgen_tf.layers.token_and_position_embedding import POSITIONS, TokenAndPositionEmbedding
 from compgen_tf.models.recurrent_decoder import RecurrentDecoder
-from compgen_tf.models.transformer.decoder_layer import TransformerDecoderLayer
+from compgen_tf.layers.transformer_decoder_layer import TransformerDecoderLayer
 from compgen_tf.tokens import SOS_ID
 
 

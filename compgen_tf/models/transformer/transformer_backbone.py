@@ -8,7 +8,7 @@ from compgen_tf.arguments import positive_int, rate
 from compgen_tf.models.backbone import Backbone
 from compgen_tf.layers.token_and_position_embedding import TokenAndPositionEmbedding
 from compgen_tf.models.transformer.decoder import TransformerDecoder, check_positions
-from compgen_tf.models.transformer.encoder_layer import TransformerEncoderLayer
+from compgen_tf.layers.transformer_encoder_layer import TransformerEncoderLayer
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")

@@ -6,7 +6,7 @@ import keras
 from keras import ops
 
 from compgen_tf.layers.relative_attention import RelativeAttention
-from compgen_tf.models.transformer.encoder_layer import TransformerEncoderLayer
+from compgen_tf.layers.transformer_encoder_layer import TransformerEncoderLayer
 
 
 @keras.saving.register_keras_serializable(package="compgen_tf")
