@@ -25,7 +25,9 @@ import numpy as np
 from compgen_tf import models
 from compgen_tf.groups import Symmetry
 from compgen_tf.layers import (GAttention, GDecode, GEmbed, GLSTMCell, GroupConv,
-                               KeyValueMemory, StackLSTMCell, WeightedAutomaton)
+                               KeyValueMemory, RelativeAttention, StackLSTMCell,
+                               TokenAndPositionEmbedding, TransformerDecoderLayer,
+                               TransformerEncoderLayer, WeightedAutomaton)
 from compgen_tf.tokens import EOS_ID, SOS_ID
 
 SOURCE = ["<pad>", "<unk>", "<sos>", "<eos>", "jump", "look", "run", "walk", "twice", "and"]
@@ -45,7 +47,12 @@ def every_layer_model() -> keras.Model:
     stack = keras.layers.RNN(StackLSTMCell(3, depth=4), return_sequences=True)(logits)
     read, _ = KeyValueMemory()(stack, stack, logits)
     count = WeightedAutomaton(len(SOURCE), 3)(ids)
-    return keras.Model(ids, [logits, context, weights, stack, read, count])
+    # The Transformer's layers: learned positions, relative keys, an encoder and a decoder layer.
+    embedded = TokenAndPositionEmbedding(len(SOURCE), 4, positions="learned", max_positions=8)(ids)
+    attended = RelativeAttention(num_heads=2, key_dim=2, max_distance=2)(embedded, embedded)
+    encoded = TransformerEncoderLayer(4, 2, 6, max_distance=2)(attended)
+    decoded = TransformerDecoderLayer(4, 2, 6, max_distance=2)(embedded, encoded)
+    return keras.Model(ids, [logits, context, weights, stack, read, count, decoded])
 
 
 def inputs() -> np.ndarray:

@@ -99,7 +99,7 @@ def saved_on_every_backend(tmp_path_factory):
 def test_same_weights_same_outputs_and_keras_files_load_across_backends(saved_on_every_backend):
     tmp_path = saved_on_every_backend
     reference = np.load(tmp_path / "tensorflow.npz")
-    assert len(reference.files) == 6
+    assert len(reference.files) == 7
     for saved_on in BACKENDS:
         saved = np.load(tmp_path / f"{saved_on}.npz")
         for name in reference.files:
