@@ -18,9 +18,8 @@ import copy
 import dataclasses
 from collections.abc import Mapping
 
-from tfds_scan.splits import VALIDATION_CARVES
-
 from compgen_tf.errors import ConfigError
+from compgen_tf.names import VALIDATION_CARVES
 from compgen_tf.sections import normalised_section, section_keys, typed_section
 from compgen_tf.training.settings import TrainingConfig
 
@@ -35,7 +34,7 @@ class DataConfig:
         validation_seed: with the run's seed, the draw of that carve.
         length_bucket: SCAN batches group examples whose commands' lengths fall in the same
             bucket of this width.
-        validation_carve: SCAN runs: "random" or "tail" (`tfds_scan.VALIDATION_CARVES`).
+        validation_carve: SCAN runs: "random" or "tail" (`compgen_tf.names.VALIDATION_CARVES`).
         train_size, test_size: the toy palindrome tasks: sizes of the generated sets.
         validation_episodes: meta seq2seq: episodes carved for validation.
         test_support_sets: meta seq2seq's length tasks: support sets each test query is

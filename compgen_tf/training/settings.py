@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-import keras
-
 from compgen_tf.sections import section_keys, typed_section
 
 # What model selection maximises on validation: exact match, or (the English-French set,
@@ -115,6 +113,8 @@ class TrainingConfig:
 
     def learning_rate_schedule(self):
         """Adam's learning rate: a constant, or the decay this trainer's keys describe."""
+        import keras  # here, not at the top: reading a configuration needs no TensorFlow
+
         rate, factor = self.learning_rate, self.learning_rate_decay_factor
         if self.drops_once:
             boundary = self.learning_rate_drop_step or max(1, self.max_steps // 2)
