@@ -56,6 +56,11 @@ TOY_MODELS = {
 # Toy tasks whose examples are (command, actions) pairs: the SCAN models train on them as
 # on a split (`--model seq2seq --split composition`), each seed on its own draw.
 TOY_PAIR_SPLITS = names.TOY_PAIR_SPLITS
+# The SCAN models that also train on a data folder of the user's (`--split path/to/folder`,
+# `tfds_scan.folder_pairs`): those that train on the English-French set too, whose words are
+# not SCAN's. The equivariant model's symmetries are SCAN's words, and the counting model's
+# length head is built for SCAN's length split.
+FOLDER_MODELS = ("seq2seq", "syntactic_attention")
 
 
 @dataclasses.dataclass(frozen=True)

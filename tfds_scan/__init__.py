@@ -9,11 +9,16 @@ Example:
     True
     >>> tfds_scan.interpret("jump twice")
     'I_JUMP I_JUMP'
+
+A folder of your own TSV files is a dataset too (``tfds_scan.folder_pairs``):
+``load_pairs("path/to/folder", "test")``, and ``load_categories`` gives the third column.
 """
 
 from tfds_scan.grammar import all_commands, interpret
 from tfds_scan.mt import CONFIG_NAMES as MT_CONFIG_NAMES
 from tfds_scan.loader import default_data_dir, load, load_pairs
+from tfds_scan.loader import load_categories
+from tfds_scan.folder_pairs import FolderDataError, FolderPairs
 from tfds_scan.offline_mt import OfflineMT
 from tfds_scan.offline_scan import OfflineScan
 from tfds_scan.toy_composition import ToyComposition
@@ -50,4 +55,7 @@ __all__ = [
     "load_toy",
     "split_examples",
     "split_line_indices",
+    "load_categories",
+    "FolderDataError",
+    "FolderPairs",
 ]

@@ -179,8 +179,9 @@ def main(argv=None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     command = "python -m compgen_tf tune " + shlex.join(argv)
-    output = Path(args.output or Path("runs") / "tune" / args.model / args.task)
     spec = registry.spec(args.model)
+    output = Path(args.output or Path("runs") / "tune" / args.model
+                  / experiment_for(spec).run_name(args.task))
     flag = "--split" if spec.trains_on == "scan" else "--task"
     if ("--task" if flag == "--split" else "--split") in argv:
         print(f"error: {args.model} trains on a {flag}, one of: {', '.join(spec.tasks)}",

@@ -39,6 +39,9 @@ class DataConfig:
         validation_episodes: meta seq2seq: episodes carved for validation.
         test_support_sets: meta seq2seq's length tasks: support sets each test query is
             scored against (their mean).
+        folder_sha256: a run on a data folder (`tfds_scan.folder_pairs`): the SHA-256 of
+            its files, recorded when the run is configured and checked whenever the
+            configuration is read back (a changed folder is refused).
     """
 
     validation_fraction: float = 0.1
@@ -49,6 +52,7 @@ class DataConfig:
     test_size: int = 1_000
     validation_episodes: int = 20
     test_support_sets: int = 1
+    folder_sha256: str | None = None
 
     def __post_init__(self):
         if not 0.0 < self.validation_fraction < 1.0:

@@ -11,6 +11,20 @@ becomes `<unk>` instead of an error, the metrics add BLEU both ways
 (`compgen_tf.training.bleu.translation_scores`) to exact match, and the `daxy` split (the
 8 sentences of Lake & Baroni's novel-word test) is scored too, its translations listed.
 
+It also trains the baseline and Syntactic Attention on a data folder of the user's
+(`--split path/to/folder`, `tfds_scan.folder_pairs`: `train.tsv` and any of `dev.tsv`,
+`test.tsv`, `gen.tsv`). Such a run is configured from the model's default configuration
+with no grammar check (`command_grammar` null), and its `max_input_length` and
+`max_output_length` are at least what the folder's files need (its longest source; its
+longest target and `<eos>`): a configuration's larger value stays. Its `config.json` records
+the folder's absolute path as the split and the SHA-256 of its files as
+`data.folder_sha256`, checked whenever the run is read back. Validation is `dev.tsv` when
+there is one (and "fit" all of train), else a carve of train as for SCAN; the run is scored
+on train, validation and each of test and gen that the folder has. As on the
+English-French set, a word that training never saw becomes `<unk>` (its row is scored, and
+counts as wrong when its target has such a word), instead of an error that would end the run
+after training; the run directory is named after the folder (`runs/<model>/<folder name>/`).
+
 The baseline also trains on the composition task of "Symmetry and systematicity"
 (`--model seq2seq --split composition`): the standard LSTM encoder-decoder of the SCAN
 papers beside that paper's baselines. Its pairs are those of the toy task, drawn with the
@@ -19,7 +33,9 @@ run's seed, so seed N sees the data of the toy models' seed N.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -27,6 +43,7 @@ import tensorflow as tf
 
 import tfds_scan
 from compgen_tf import registry
+from compgen_tf.errors import ConfigError
 from compgen_tf.experiments.toy import TOY_PAIR_SPLITS, composition_pairs
 from compgen_tf.experiments.experiment import Experiment
 from compgen_tf.experiments.run_config import as_data_config
@@ -46,10 +63,59 @@ def is_translation(split: str) -> bool:
     return split in tfds_scan.MT_CONFIG_NAMES
 
 
+def is_data_folder(split: str) -> bool:
+    """Whether `split` names a data folder of the user's (`tfds_scan.folder_pairs.is_folder`)
+    rather than a built-in split."""
+    return split not in TOY_PAIR_SPLITS and tfds_scan.folder_pairs.is_folder(split)
+
+
+def folder_test_parts(split: str) -> tuple:
+    """The test parts of a data folder: each of "test" and "gen" that it has a file of."""
+    present = tfds_scan.folder_pairs.split_files(split)
+    return tuple(part for part in ("test", "gen") if part in present)
+
+
 def evaluated_splits(split: str) -> tuple:
     """The parts a run on `split` is scored on by default: train, validation and test, and
-    daxy on an English-French split (`--evaluate-splits` chooses among them)."""
+    daxy on an English-French split, and on a data folder each of test and gen that it has
+    (`--evaluate-splits` chooses among them)."""
+    if is_data_folder(split):
+        return ("train", "validation") + folder_test_parts(split)
     return MT_EVALUATED_SPLITS if is_translation(split) else EVALUATED_SPLITS
+
+
+def unknown_words(split: str) -> str:
+    """How a run on `split` encodes a word outside its vocabulary (`encode_split`): as
+    `<unk>` on natural text (the English-French set) and on a data folder, whose held-out
+    files may hold words that train does not; an error on SCAN, where one is a bug."""
+    return "unk" if is_translation(split) or is_data_folder(split) else "error"
+
+
+def folder_run_config(run, origin: str):
+    """`run` (a `RunConfig` on a data folder) as a folder run is configured: no grammar
+    check unless the configuration names one, `max_input_length` / `max_output_length` at
+    least what the folder's files need, and `data.folder_sha256` the SHA-256 of its files.
+
+    Raises:
+        ConfigError: when the configuration records another `folder_sha256` (the folder
+            changed since).
+        tfds_scan.FolderDataError: for a bad folder or file.
+    """
+    sha256 = tfds_scan.folder_pairs.content_sha256(run.task)
+    recorded = run.given["data"].get("folder_sha256")
+    if recorded is not None and recorded != sha256:
+        raise ConfigError(f"{origin}: data folder {run.task} has changed since this "
+                          f"configuration was recorded (data.folder_sha256 {recorded}, its "
+                          f"files' now {sha256})")
+    pairs = [pair for part in tfds_scan.folder_pairs.split_files(run.task)
+             for pair in tfds_scan.load_pairs(run.task, part)]
+    args = {"command_grammar": None, **run.model_args}
+    for key, needed in (("max_input_length", max(len(s.split()) for s, _ in pairs)),
+                        ("max_output_length", max(len(t.split()) for _, t in pairs) + 1)):
+        args[key] = max(int(args.get(key) or 0), needed)
+    return dataclasses.replace(
+        run, model_args=args, data=dataclasses.replace(run.data, folder_sha256=sha256),
+        given={**run.given, "data": {**run.given["data"], "folder_sha256": sha256}})
 
 
 def split_examples(split: str, part: str, data=None, seed: int = 0):
@@ -118,6 +184,35 @@ class ScanExperiment(Experiment):
     def scores_bleu(self, task):
         return is_translation(task)
 
+    def is_data_folder(self, task):
+        return is_data_folder(task)
+
+    def run_name(self, task):
+        if is_data_folder(task):
+            return Path(task).resolve().name or "data"
+        return task
+
+    def check_task(self, model, task):
+        if not is_data_folder(task):
+            return super().check_task(model, task)
+        if model not in registry.FOLDER_MODELS:
+            raise ConfigError(f"model {model!r} trains on SCAN's words only, not on a data "
+                              f"folder ({task}); those that do: "
+                              f"{', '.join(registry.FOLDER_MODELS)}")
+
+    def run_config(self, config, origin="configuration"):
+        if isinstance(config, dict) and is_data_folder(config.get(self.task_key)):
+            # The folder's absolute path: the record names it wherever a command runs.
+            task = os.fspath(Path(config[self.task_key]).resolve())
+            run = super().run_config({**config, self.task_key: task}, origin)
+            return folder_run_config(run, origin)
+        return super().run_config(config, origin)
+
+    def test_parts(self, config):
+        if is_data_folder(config.task):
+            return folder_test_parts(config.task)
+        return super().test_parts(config)
+
     def model_arg_names(self, model, task):
         return registry.model_class(model).model_arguments()
 
@@ -139,7 +234,8 @@ class ScanExperiment(Experiment):
         for side, words in (("source", source), ("target", target)):
             (run_dir / f"{side}_vocabulary.json").write_text(
                 json.dumps({"name": side, "words": words}, indent=1) + "\n")
-        data["encoded"] = {part: encode_split(model, data[part])
+        data["encoded"] = {part: encode_split(model, data[part],
+                                              unknown_words=unknown_words(config.task))
                            for part in ("fit", "validation")}
         if getattr(model, "length_head_args", None) is None:
             return {}
@@ -163,8 +259,7 @@ class ScanExperiment(Experiment):
         for part in parts:
             examples = (data[part] if data is not None and part in data else
                         split_examples(config.task, part, config.data, seed))
-            split = encode_split(model, examples,
-                                 unknown_words="unk" if translation else "error")
+            split = encode_split(model, examples, unknown_words=unknown_words(config.task))
             result = evaluate_split(model, split)
             accuracy[part] = result.accuracy
             if translation:
