@@ -48,6 +48,13 @@ def test_error_kinds_are_counted_per_category():
     assert lines[-3:] == ["  by category: stops_early / runs_over / missing_action / other",
                           f"    {'cp_recursion':<55}      0      0      1      0",
                           f"    {'pp_recursion':<55}      1      1      0      1"]
+    # The most frequent never-emitted tokens first, at most SHOWN_MISSING of them.
+    many = [{"command": "c", "expected": " ".join(f"t{i}" for i in range(12)) + " z9",
+             "predicted": "zzz"}, {"command": "d", "expected": "z9", "predicted": "zzz"}]
+    (never,) = [line for line in summary_lines(classify_errors(many), "gen")
+                if "never emitted" in line]
+    assert never.startswith("  never emitted: z9 (2), t0 (1), t1 (1)")
+    assert never.endswith(", and 3 more (error_kinds_<split>.json lists them)")
     # Records without categories (SCAN) keep the old analysis.
     assert "kinds_by_category" not in classify_errors(
         [{k: v for k, v in r.items() if k != "category"} for r in records])

@@ -232,6 +232,8 @@ class ScanExperiment(Experiment):
             if verbose:
                 scores = (f", BLEU {bleu[part]['bleu']:.2f} (authors' way "
                           f"{bleu[part]['bleu_authors']:.2f})" if translation else "")
+                scores += "".join(f", {group} {tally['accuracy']:.4f}" for group, tally in
+                                  by_category.get(part, {}).get("groups", {}).items())
                 print(f"{part:>10}: exact match {result.accuracy:.4f} "
                       f"({int(result.correct.sum())}/{len(split)}){scores}")
         return {"accuracy": accuracy, **({"bleu": bleu} if translation else {}),

@@ -28,6 +28,9 @@ from pathlib import Path
 from compgen_tf.training.categories import counts_by_category
 
 KINDS = ("stops_early", "runs_over", "missing_action", "other")
+# The never-emitted tokens printed, most frequent first: SCAN has 6 actions, a COGS logical
+# form hundreds of tokens (the file keeps them all).
+SHOWN_MISSING = 10
 
 
 def error_kind(expected: str, predicted: str) -> tuple[str, list[str]]:
@@ -90,8 +93,11 @@ def summary_lines(analysis: dict, split: str) -> list[str]:
             example = analysis["examples"][kind]
             lines.append(f"      e.g. {example['command']!r} -> {example['predicted']!r}")
     if analysis["missing_actions"]:
+        missing = sorted(analysis["missing_actions"].items(), key=lambda item: -item[1])
+        more = len(missing) - SHOWN_MISSING
         lines.append("  never emitted: " + ", ".join(
-            f"{action} ({count})" for action, count in analysis["missing_actions"].items()))
+            f"{action} ({count})" for action, count in missing[:SHOWN_MISSING])
+            + (f", and {more} more (error_kinds_<split>.json lists them)" if more > 0 else ""))
     if "kinds_by_category" in analysis:
         lines.append("  by category: " + " / ".join(KINDS))
         for category, counts in analysis["kinds_by_category"].items():
