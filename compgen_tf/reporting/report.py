@@ -6,7 +6,9 @@ Reads every `*.json` file of the results directory that has `runs` (the schema o
 `compgen_tf.experiments.results`, `compgen_tf.reporting.results_files`) and writes one table
 per paper, the paper's test accuracy beside ours on the same split (`PAPER_RESULTS`, package
 data read by `compgen_tf.reporting.papers`; a split without results of ours shows "—"), then
-any other results, then the benchmark files of `benchmarks/` in a "Speed" section. Plots go
+any other results, then the benchmark files of `benchmarks/` in a "Speed" section. Results files whose runs record
+exact match by category (COGS) also get a per-category table ("By category",
+`compgen_tf.reporting.category_tables`), which docs pages can ask for too. Plots go
 to `plots/` next to the README (`compgen_tf.reporting.report_plots`): the per-seed test
 accuracies of every results file with at least two runs, and validation accuracy against
 training step for the seeds whose curve is known: from their run directories
