@@ -1,8 +1,8 @@
 """A run on COGS: scores by category in metrics.json and the errors files, `errors` per
 category, and the export of a COGS model (sentences in, logical forms or per-row errors out).
 
-One tiny run for the module: 2 updates, decoding at most 16 tokens, scored on validation (the
-official dev set) and gen.
+One tiny run for the module: 2 updates, decoding at most 16 tokens, scored on train (every
+8th line), validation (the official dev set) and gen.
 """
 
 import json
@@ -38,7 +38,7 @@ def cogs_run(tmp_path_factory):
     config.update(model="seq2seq", split="cogs")
     keras.utils.set_random_seed(0)
     metrics = SCAN.train(SCAN.run_config(config), run_dir, seed=0, verbose=0,
-                         evaluate_splits=("validation", "gen"))
+                         evaluate_splits=("train", "validation", "gen"))
     return run_dir, metrics
 
 
@@ -57,6 +57,11 @@ def test_cogs_is_scored_on_dev_and_gen_with_categories(cogs_run):
     validation = metrics["accuracy_by_category"]["validation"]
     assert validation["overall"]["total"] == 3_000  # the official dev set
     assert set(validation["groups"]) == {"in_distribution"}
+    # Train is scored on every 8th line, for decoding cost; its categories come along.
+    train = metrics["accuracy_by_category"]["train"]
+    assert train["overall"]["total"] == 3_020 == len(cogs.cogs_examples("cogs")["train"][::8])
+    assert train["categories"]["in_distribution"]["total"] == sum(
+        c == "in_distribution" for _, _, c in cogs.cogs_examples("cogs")["train"][::8])
     # Each error record names its category: as many per category as it got wrong.
     records = [json.loads(line) for line in
                (run_dir / "errors_gen.jsonl").read_text().splitlines()]

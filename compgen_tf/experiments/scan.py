@@ -14,10 +14,10 @@ becomes `<unk>` instead of an error, the metrics add BLEU both ways
 The baseline and Syntactic Attention also train on COGS (`--split cogs`): sentences to
 logical forms, validated on the official dev set and scored on train, validation (= dev),
 test and gen; as on the English-French set an unseen word is `<unk>`. Its train part is
-scored on every `COGS_TRAIN_SCORED_EVERY`-th line (3,020 of 24,155), for decoding cost only:
-greedy decoding of logical forms up to 481 tokens is most of a COGS run's scoring time. A part whose lines
-have categories (COGS) is also scored per category and per group of categories (COGS:
-lexical, structural), in `metrics.json` under `accuracy_by_category`
+scored on every `COGS_TRAIN_SCORED_EVERY`-th line (3,020 of 24,155), for decoding cost
+only: greedy decoding of logical forms up to 481 tokens is most of a COGS run's scoring
+time. A part whose lines have categories (COGS) is also scored per category and per group
+of categories (COGS: lexical, structural), in `metrics.json` under `accuracy_by_category`
 (`compgen_tf.training.categories`), and each error record names its category.
 
 The baseline also trains on the composition task of "Symmetry and systematicity"
