@@ -178,6 +178,7 @@ def test_the_names_offered_without_tensorflow_are_the_registry_s():
     assert names.SCAN_SPLITS == tfds_scan.CONFIG_NAMES
     assert names.MT_SPLITS == tfds_scan.MT_CONFIG_NAMES
     assert names.VALIDATION_CARVES == tfds_scan.VALIDATION_CARVES
+    assert names.COGS_SPLITS == tfds_scan.COGS_CONFIG_NAMES
     scan_tasks = set().union(*(spec.tasks for spec in registry.MODELS.values()
                                if spec.trains_on == "scan"))
     assert set(names.SPLITS) == scan_tasks

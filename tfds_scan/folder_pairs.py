@@ -41,7 +41,7 @@ from pathlib import Path
 import tensorflow_datasets as tfds
 from absl import logging as absl_logging
 
-from tfds_scan import mt, splits
+from tfds_scan import cogs, mt, splits
 from tfds_scan.local_code_path import LocalCodePath
 
 SPLIT_FILES = {"train": "train.tsv", "dev": "dev.tsv", "test": "test.tsv", "gen": "gen.tsv"}
@@ -79,7 +79,7 @@ def is_folder(name) -> bool:
     if any(separator in name for separator in separators):
         return True
     return (name not in splits.CONFIG_NAMES and name not in mt.CONFIG_NAMES
-            and os.path.isdir(name))
+            and name not in cogs.CONFIG_NAMES and os.path.isdir(name))
 
 
 def split_files(folder) -> dict[str, Path]:

@@ -1,4 +1,5 @@
-"""``load``: one split of SCAN or of the MT set as a ``tf.data.Dataset``, built offline through TFDS."""
+"""``load``: one split of SCAN, of the MT set or of COGS as a ``tf.data.Dataset``, built offline
+through TFDS; ``load_pairs`` and ``load_categories``: the same as Python values."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_datasets as tfds
 
-from tfds_scan import folder_pairs, mt, splits
+from tfds_scan import cogs, folder_pairs, mt, splits
+from tfds_scan.offline_cogs import OfflineCogs
 from tfds_scan.offline_mt import OfflineMT
 from tfds_scan.offline_scan import OfflineScan
 
@@ -89,6 +91,8 @@ def load_pairs(
             data_dir=data_dir)]
     official = _checked_official_splits(name, split, validation_fraction, validation_carve)
     data_dir = os.fspath(Path(data_dir if data_dir else default_data_dir()).resolve())
+    if name in cogs.CONFIG_NAMES:  # validation is the official dev set, fit all of train
+        return list(_official_pairs(name, cogs.PART_SPLITS[split], data_dir))
     if split in official:
         return list(_official_pairs(name, split, data_dir))
     return splits.carved(_official_pairs(name, "train", data_dir), split,
@@ -101,6 +105,9 @@ def _checked_official_splits(name, split, validation_fraction, validation_carve)
     if name in mt.CONFIG_NAMES:
         mt.check_split_name(split)
         official = mt.SPLITS
+    elif name in cogs.CONFIG_NAMES:
+        cogs.check_split_name(split)
+        official = cogs.SPLITS
     else:
         splits.check_config_name(name)
         splits.check_split_name(split)
@@ -112,7 +119,8 @@ def _checked_official_splits(name, split, validation_fraction, validation_carve)
 
 @functools.lru_cache(maxsize=16)
 def _official_pairs(name: str, split: str, data_dir: str) -> tuple[tuple[str, str], ...]:
-    source, target = ("source", "target") if name in mt.CONFIG_NAMES else ("commands", "actions")
+    source, target = (("commands", "actions") if name in splits.CONFIG_NAMES
+                      else ("source", "target"))
     pairs = []
     # In batches: one Python step per example costs seconds on a 20,000-line split.
     for batch in load(name, split, data_dir=data_dir).batch(8192).as_numpy_iterator():
@@ -130,19 +138,20 @@ def load(
     validation_carve: str = "random",
     data_dir: str | os.PathLike | None = None,
 ) -> tf.data.Dataset:
-    """Load one split of a SCAN or MT config, in official order and multiplicity.
+    """Load one split of a SCAN, MT or COGS config, in official order and multiplicity.
 
-    Builds the ``offline_scan/<name>`` (or ``offline_mt/<name>``) TFDS dataset into
-    ``data_dir`` on first use (no download), then reads it unshuffled.
+    Builds the ``offline_scan/<name>`` (or ``offline_mt/<name>``, ``offline_cogs/<name>``)
+    TFDS dataset into ``data_dir`` on first use (no download), then reads it unshuffled.
 
     Args:
         name: One of ``tfds_scan.CONFIG_NAMES``, e.g. ``"addprim_jump"``, or of
-            ``tfds_scan.mt.CONFIG_NAMES``, e.g. ``"mt_eng_fra"``, or a data folder
-            (``tfds_scan.folder_pairs``: its splits are ``FOLDER_SPLITS``, its features
-            ``{"source", "target", "category"}``).
+            ``tfds_scan.mt.CONFIG_NAMES``, e.g. ``"mt_eng_fra"``, or ``"cogs"``, or a data
+            folder (``tfds_scan.folder_pairs``: its splits are ``FOLDER_SPLITS``, its
+            features ``{"source", "target", "category"}``).
         split: ``"train"`` or ``"test"`` (official; the MT configs also have ``"daxy"``),
             ``"validation"`` (a seeded subset of train lines) or ``"fit"`` (train minus
-            validation).
+            validation). COGS has ``"train"``, ``"dev"``, ``"test"`` and ``"gen"``; its
+            ``"validation"`` is ``"dev"`` and its ``"fit"`` is ``"train"``.
         validation_fraction: Share of train lines held out as validation, in (0, 1).
         validation_seed: Seed of the validation carve.
         validation_carve: ``"random"`` or ``"tail"`` (see ``splits.split_line_indices``).
@@ -150,8 +159,9 @@ def load(
 
     Returns:
         A dataset of ``{"commands": tf.string, "actions": tf.string}`` scalars (MT:
-        ``{"source", "target"}``), equal to ``load_examples(name, split, ...)`` (MT:
-        ``mt.load_mt_examples``).
+        ``{"source", "target"}``; COGS: ``{"source", "target", "category"}``), equal to
+        ``load_examples(name, split, ...)`` (MT: ``mt.load_mt_examples``; COGS:
+        ``cogs.load_cogs_triples``).
 
     Raises:
         ValueError: For an unknown config or split, or a bad validation_fraction or carve;
@@ -167,7 +177,10 @@ def load(
                             validation_seed=validation_seed,
                             validation_carve=validation_carve, data_dir=data_dir)
     official = _checked_official_splits(name, split, validation_fraction, validation_carve)
-    builder_class = OfflineMT if name in mt.CONFIG_NAMES else OfflineScan
+    builder_class = (OfflineMT if name in mt.CONFIG_NAMES else
+                     OfflineCogs if name in cogs.CONFIG_NAMES else OfflineScan)
+    if name in cogs.CONFIG_NAMES:  # validation is the official dev set, fit all of train
+        split = cogs.PART_SPLITS[split]
     data_dir = Path(data_dir if data_dir else default_data_dir())
     builder = build_once(lambda: builder_class(config=name, data_dir=os.fspath(data_dir)),
                          data_dir)
@@ -212,13 +225,26 @@ def load_categories(
     validation_carve: str = "random",
     data_dir: str | os.PathLike | None = None,
 ) -> tuple[str, ...] | None:
-    """The category of each example of ``load_pairs(name, split, ...)``, in its order, or
-    None when the dataset has none; the arguments are ``load_pairs``'.
+    """The category of each pair of ``load_pairs(name, split, ...)``, or None when the
+    dataset has none.
 
-    A data folder's split has categories when a line of it has a non-empty third column
-    (a line without one has ""); the built-in SCAN and MT configs have none.
+    Args:
+        name, split, validation_fraction, validation_seed, validation_carve, data_dir:
+            ``load_pairs``'s arguments (checked as there).
+
+    Returns:
+        A tuple of category strings aligned with ``load_pairs``'s list (COGS: each line's
+        ``category`` feature; a data folder: its third column, "" on a line without one), or
+        None for the SCAN and MT configs, which have no categories, and for a data folder's
+        split none of whose lines has one.
+
+    Raises:
+        ValueError: For an unknown config or split, or a bad validation_fraction or carve;
+            a data folder's bad file is a ``folder_pairs.FolderDataError``.
 
     Example:
+        >>> load_categories("cogs", "gen")[0]
+        'prim_to_subj_proper'
         >>> load_categories("simple", "test") is None
         True
     """
@@ -226,7 +252,19 @@ def load_categories(
         return _folder_categories(name, split, validation_fraction=validation_fraction,
                                   validation_seed=validation_seed,
                                   validation_carve=validation_carve, data_dir=data_dir)
-    return None
+    _checked_official_splits(name, split, validation_fraction, validation_carve)
+    if name not in cogs.CONFIG_NAMES:
+        return None
+    data_dir = os.fspath(Path(data_dir if data_dir else default_data_dir()).resolve())
+    return _official_categories(name, cogs.PART_SPLITS[split], data_dir)
+
+
+@functools.lru_cache(maxsize=16)
+def _official_categories(name: str, split: str, data_dir: str) -> tuple[str, ...]:
+    categories = []
+    for batch in load(name, split, data_dir=data_dir).batch(8192).as_numpy_iterator():
+        categories.extend(text.decode() for text in batch["category"])
+    return tuple(categories)
 
 
 def _folder_categories(folder, split, **options) -> tuple[str, ...] | None:

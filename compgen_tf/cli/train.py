@@ -43,10 +43,12 @@ def build_parser() -> ArgumentParser:
                         help="SCAN split (default depends on the model); one of: "
                              + ", ".join(names.SCAN_SPLITS) + "; or the English-French "
                              "set: " + ", ".join(names.MT_SPLITS) + "; or, for "
-                             "seq2seq, the composition toy task: composition; or, for "
-                             "seq2seq and syntactic_attention, a data folder of your own "
-                             "(a value with a '/' or naming a directory: train.tsv and any "
-                             "of dev.tsv, test.tsv, gen.tsv; docs/guide.md, 'Your own data')")
+                             "seq2seq, the composition toy task: composition; or COGS "
+                             "(seq2seq, syntactic_attention): " + ", ".join(names.COGS_SPLITS)
+                             + "; or, for seq2seq and syntactic_attention, a data folder of "
+                             "your own (a value with a '/' or naming a directory: train.tsv "
+                             "and any of dev.tsv, test.tsv, gen.tsv; docs/guide.md, 'Your own "
+                             "data')")
     parser.add_argument("--task", help="task of a model that trains on episodes or a toy "
                                        "task instead of a SCAN split: " + ", ".join(
                                            name for name, kind in names.MODELS.items()
@@ -61,7 +63,8 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
     parser.add_argument("--evaluate-splits", nargs="+", metavar="SPLIT",
                         help="SCAN models: the splits scored after training (default: train, "
-                             "validation and test, and daxy on the English-French splits; "
+                             "validation and test, and daxy on the English-French splits, gen on "
+                             "COGS; "
                              "scoring SCAN's whole training set takes a while)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress: neither the bar (on a terminal) nor the line of "

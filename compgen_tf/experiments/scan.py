@@ -11,6 +11,15 @@ becomes `<unk>` instead of an error, the metrics add BLEU both ways
 (`compgen_tf.training.bleu.translation_scores`) to exact match, and the `daxy` split (the
 8 sentences of Lake & Baroni's novel-word test) is scored too, its translations listed.
 
+The baseline and Syntactic Attention also train on COGS (`--split cogs`): sentences to
+logical forms, validated on the official dev set and scored on train, validation (= dev),
+test and gen; as on the English-French set an unseen word is `<unk>`. Its train part is
+scored on every `COGS_TRAIN_SCORED_EVERY`-th line (3,020 of 24,155), for decoding cost
+only: greedy decoding of logical forms up to 481 tokens is most of a COGS run's scoring
+time. A part whose lines have categories (COGS) is also scored per category and per group
+of categories (COGS: lexical, structural), in `metrics.json` under `accuracy_by_category`
+(`compgen_tf.training.categories`), and each error record names its category.
+
 It also trains the baseline and Syntactic Attention on a data folder of the user's
 (`--split path/to/folder`, `tfds_scan.folder_pairs`: `train.tsv` and any of `dev.tsv`,
 `test.tsv`, `gen.tsv`). Such a run is configured from the model's default configuration
@@ -50,12 +59,16 @@ from compgen_tf.experiments.run_config import as_data_config
 from compgen_tf.models.preprocessor import vocabulary_words
 from compgen_tf.training.batches import SplitBatches
 from compgen_tf.training.bleu import translation_scores
+from compgen_tf.training.categories import category_scores
 from compgen_tf.training.data import encode_split
 from compgen_tf.training.evaluation import evaluate_split
 from compgen_tf.training.fit import as_training_config, split_validation
 
 EVALUATED_SPLITS = ("train", "validation", "test")
 MT_EVALUATED_SPLITS = EVALUATED_SPLITS + ("daxy",)
+COGS_EVALUATED_SPLITS = EVALUATED_SPLITS + ("gen",)
+# COGS's train part is scored on every 8th line (3,020 lines, in file order): for cost only.
+COGS_TRAIN_SCORED_EVERY = 8
 
 
 def is_translation(split: str) -> bool:
@@ -75,10 +88,17 @@ def folder_test_parts(split: str) -> tuple:
     return tuple(part for part in ("test", "gen") if part in present)
 
 
+def is_cogs(split: str) -> bool:
+    """Whether `split` names a COGS config (`tfds_scan.COGS_CONFIG_NAMES`)."""
+    return split in tfds_scan.COGS_CONFIG_NAMES
+
+
 def evaluated_splits(split: str) -> tuple:
     """The parts a run on `split` is scored on by default: train, validation and test, and
-    daxy on an English-French split, and on a data folder each of test and gen that it has
-    (`--evaluate-splits` chooses among them)."""
+    daxy on an English-French split, gen on COGS, and on a data folder each of test and gen
+    that it has (`--evaluate-splits` chooses among them)."""
+    if is_cogs(split):
+        return COGS_EVALUATED_SPLITS
     if is_data_folder(split):
         return ("train", "validation") + folder_test_parts(split)
     return MT_EVALUATED_SPLITS if is_translation(split) else EVALUATED_SPLITS
@@ -86,9 +106,11 @@ def evaluated_splits(split: str) -> tuple:
 
 def unknown_words(split: str) -> str:
     """How a run on `split` encodes a word outside its vocabulary (`encode_split`): as
-    `<unk>` on natural text (the English-French set) and on a data folder, whose held-out
-    files may hold words that train does not; an error on SCAN, where one is a bug."""
-    return "unk" if is_translation(split) or is_data_folder(split) else "error"
+    `<unk>` on natural text (the English-French set; COGS, whose dev/test/gen have a few
+    such words) and on a data folder, whose held-out files may hold words that train does
+    not; an error on SCAN, where one is a bug."""
+    return ("unk" if is_translation(split) or is_cogs(split) or is_data_folder(split)
+            else "error")
 
 
 def folder_run_config(run, origin: str):
@@ -132,6 +154,23 @@ def split_examples(split: str, part: str, data=None, seed: int = 0):
     return tfds_scan.load_pairs(split, part, validation_fraction=data.validation_fraction,
                                 validation_seed=data.validation_seed,
                                 validation_carve=data.validation_carve)
+
+
+def split_categories(split: str, part: str, data=None):
+    """The category of each example of `split_examples(split, part, data)`, or None when the
+    split has none (SCAN, the English-French set, the toy splits)."""
+    if split in TOY_PAIR_SPLITS:
+        return None
+    data = as_data_config(data)
+    return tfds_scan.load_categories(split, part, validation_fraction=data.validation_fraction,
+                                     validation_seed=data.validation_seed,
+                                     validation_carve=data.validation_carve)
+
+
+def category_group_of(split: str):
+    """The function that pools `split`'s categories into groups (COGS: lexical, structural,
+    in_distribution; `tfds_scan.cogs.category_group`), or None."""
+    return tfds_scan.cogs.category_group if is_cogs(split) else None
 
 
 LENGTH_HEAD_WEIGHTS = "length_head.npz"
@@ -255,13 +294,20 @@ class ScanExperiment(Experiment):
 
     def score(self, model, config, seed, parts, run_dir, verbose=1, data=None):
         translation = is_translation(config.task)
-        accuracy, bleu = {}, {}
+        accuracy, bleu, by_category = {}, {}, {}
         for part in parts:
             examples = (data[part] if data is not None and part in data else
                         split_examples(config.task, part, config.data, seed))
+            categories = split_categories(config.task, part, config.data)
+            if is_cogs(config.task) and part == "train":
+                examples = examples[::COGS_TRAIN_SCORED_EVERY]
+                categories = categories[::COGS_TRAIN_SCORED_EVERY]
             split = encode_split(model, examples, unknown_words=unknown_words(config.task))
             result = evaluate_split(model, split)
             accuracy[part] = result.accuracy
+            if categories is not None:
+                by_category[part] = category_scores(result.correct, categories,
+                                                    category_group_of(config.task))
             if translation:
                 bleu[part] = translation_scores(split.commands, split.actions,
                                                 result.predictions)
@@ -271,14 +317,17 @@ class ScanExperiment(Experiment):
                         for c, a, p, ok in zip(split.commands, split.actions,
                                                result.predictions, result.correct)]
             with open(run_dir / f"errors_{part}.jsonl", "w") as errors:
-                for record in result.errors(split):
+                for record in result.errors(split, categories):
                     errors.write(json.dumps(record) + "\n")
             if verbose:
                 scores = (f", BLEU {bleu[part]['bleu']:.2f} (authors' way "
                           f"{bleu[part]['bleu_authors']:.2f})" if translation else "")
+                scores += "".join(f", {group} {tally['accuracy']:.4f}" for group, tally in
+                                  by_category.get(part, {}).get("groups", {}).items())
                 print(f"{part:>10}: exact match {result.accuracy:.4f} "
                       f"({int(result.correct.sum())}/{len(split)}){scores}")
-        return {"accuracy": accuracy, **({"bleu": bleu} if translation else {})}
+        return {"accuracy": accuracy, **({"bleu": bleu} if translation else {}),
+                **({"accuracy_by_category": by_category} if by_category else {})}
 
     def fit_examples(self, config):
         # Before a seed is chosen (an `--epochs` budget) a composition draw's size stands in
