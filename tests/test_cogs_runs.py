@@ -12,7 +12,7 @@ import keras
 import pytest
 import tensorflow as tf
 
-from compgen_tf.cli.export import export_model
+from compgen_tf.models.export import export_model
 from compgen_tf.experiments.config import config_path, load_config
 from compgen_tf.experiments.experiment import load_run_model
 from compgen_tf.experiments.scan import SCAN, evaluated_splits
