@@ -3,7 +3,7 @@
     python benchmarks/serving_latency.py --run runs/seq2seq/simple/seed0 [--calls 300]
         [--also old_xla=DIR ...] [--out results/benchmarks/serving_xla_single_command_seq2seq_simple.json]
 
-Exports the run twice (`compgen_tf.cli.export.export_model`, plain and with
+Exports the run twice (`compgen_tf.models.export.export_model`, plain and with
 `xla_single_command=True`) into a temporary folder, loads both SavedModels, and sends the
 same single commands to each in turn, one call at a time on one thread, so that the machine's
 load falls on both alike. Prints one JSON line: p50/p90/p99 latency per export, their ratio,
@@ -57,7 +57,7 @@ def main(argv=None):
     if {"plain", "xla"} & set(also) or not all(also):
         parser.error("--also takes NAME=DIR with a NAME other than plain and xla")
 
-    from compgen_tf.cli.export import export_model
+    from compgen_tf.models.export import export_model
     from compgen_tf.experiments.experiment import load_run_model
 
     model = load_run_model(args.run)

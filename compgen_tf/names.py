@@ -5,10 +5,14 @@ registry (`compgen_tf.registry`, which imports every model) and TFDS (`tfds_scan
 first import TensorFlow, 4 to 7 seconds. tests/test_cli.py checks every table against its
 source: `MODELS` (each registered model, with its `trains_on`) and `TASKS` (the tasks of
 the models that do not train on a SCAN split) against `compgen_tf.registry.MODELS`;
-`SCAN_SPLITS` and `MT_SPLITS` against `tfds_scan.CONFIG_NAMES` and
-`tfds_scan.MT_CONFIG_NAMES`. `TOY_PAIR_SPLITS` (the toy task that the SCAN models train on as
-on a split) and `STRATEGIES` (`--strategy`) are defined here and used by the registry and
-`compgen_tf.training.distribute`.
+`SCAN_SPLITS`, `MT_SPLITS` and `COGS_SPLITS` against `tfds_scan.CONFIG_NAMES`,
+`tfds_scan.MT_CONFIG_NAMES` and `tfds_scan.COGS_CONFIG_NAMES`, `VALIDATION_CARVES`
+(`data.validation_carve`) against `tfds_scan.VALIDATION_CARVES`: a configuration is read
+without importing `tfds_scan`, whose builders import TensorFlow. `TOY_PAIR_SPLITS` (the toy
+task that the SCAN models train on as on a split), `STRATEGIES` (`--strategy`) and the
+tuners of `tune` with their default budgets (`TUNERS`, `DEFAULT_MAX_TRIALS`,
+`DEFAULT_MAX_EPOCHS`) are defined here and used by the registry,
+`compgen_tf.training.distribute` and `compgen_tf.experiments.tune`.
 """
 
 from __future__ import annotations
@@ -44,8 +48,14 @@ SCAN_SPLITS = (
     "addjump_dev_run", "addjump_dev_walk", "addjump_dev_look", "addjump_dev_turn_right",
     "length_dev", "length_dev_unseen_clause", "length_dev_opposite_thrice",
     "length_dev_opposite_thrice_longer",
+    "scan_mcd1", "scan_mcd2", "scan_mcd3",
 )
 MT_SPLITS = ("mt_eng_fra", "mt_eng_fra_daxy", "mt_fra_eng", "mt_fra_eng_daxy")
 TOY_PAIR_SPLITS = ("composition",)
-SPLITS = SCAN_SPLITS + MT_SPLITS + TOY_PAIR_SPLITS
+COGS_SPLITS = ("cogs",)
+SPLITS = SCAN_SPLITS + MT_SPLITS + TOY_PAIR_SPLITS + COGS_SPLITS
+VALIDATION_CARVES = ("random", "tail")
 STRATEGIES = ("default", "mirrored", "multi_worker")
+TUNERS = ("hyperband", "random", "bayesian")
+DEFAULT_MAX_TRIALS = 10
+DEFAULT_MAX_EPOCHS = 27

@@ -120,15 +120,17 @@ def test_tensorflow_log_level_is_set_before_import_unless_the_user_chose_one():
 
 
 def test_help_and_refused_arguments_do_not_import_tensorflow():
-    """`--help` of the commands whose options need no TensorFlow, and a mistyped model,
-    answer without importing it (4-7 s otherwise)."""
+    """`--help` of every command (and of `reproduce --check`), and a mistyped model or
+    split, answer without importing TensorFlow (4-7 s otherwise)."""
     code = """
 import contextlib, io, sys
 sys.argv = ['-m']
 from compgen_tf import cli
-for argv in (['--help'], ['train', '--help'], ['evaluate', '--help'], ['errors', '--help'],
-             ['plot-attention', '--help'], ['plot-meta-attention', '--help'],
-             ['train', '--model', 'nope'], ['train', '--split', 'nope']):
+for argv in ([['--help']] + [[command, '--help'] for command in cli.COMMANDS]
+             + [['reproduce', '--check', 'x.json', '--help'],
+                ['train', '--model', 'nope'], ['train', '--split', 'nope'],
+                ['reproduce', '--model', 'nope', '--split', 'simple'],
+                ['tune', '--model', 'nope', '--split', 'simple']]):
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         try:
             cli.main(argv)
@@ -175,6 +177,8 @@ def test_the_names_offered_without_tensorflow_are_the_registry_s():
                            if spec.trains_on != "scan"}
     assert names.SCAN_SPLITS == tfds_scan.CONFIG_NAMES
     assert names.MT_SPLITS == tfds_scan.MT_CONFIG_NAMES
+    assert names.VALIDATION_CARVES == tfds_scan.VALIDATION_CARVES
+    assert names.COGS_SPLITS == tfds_scan.COGS_CONFIG_NAMES
     scan_tasks = set().union(*(spec.tasks for spec in registry.MODELS.values()
                                if spec.trains_on == "scan"))
     assert set(names.SPLITS) == scan_tasks

@@ -112,7 +112,7 @@ def test_an_ordinary_seq2seq_is_not_equivariant():
 
 
 def test_save_load_round_trip_and_export(tmp_path):
-    from compgen_tf.cli.export import export_model
+    from compgen_tf.models.export import export_model
 
     model = make_model("verb")
     before = model.translate(COMMANDS)

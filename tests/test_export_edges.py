@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from compgen_tf import registry
 from compgen_tf.analysis import export_check
-from compgen_tf.cli.export import export_model
+from compgen_tf.models.export import export_model
 from compgen_tf.models import AttentionSeq2Seq
 from compgen_tf.training.evaluation import sequences_equal
 

@@ -68,7 +68,7 @@ def test_translations_have_the_heads_lengths_and_too_long_ones_are_errors():
 
 
 def test_exports_decode_to_the_heads_lengths(tmp_path):
-    from compgen_tf.cli.export import export_model
+    from compgen_tf.models.export import export_model
 
     model = make_model(max_output_length=6)
     count_words(model)

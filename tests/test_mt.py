@@ -5,7 +5,7 @@ import json
 import keras
 import tensorflow as tf
 
-from compgen_tf.cli.export import export_model
+from compgen_tf.models.export import export_model
 from compgen_tf.experiments.config import config_path, load_config
 from compgen_tf.experiments.results import run_record
 from compgen_tf.experiments.scan import SCAN

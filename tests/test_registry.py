@@ -96,7 +96,7 @@ def test_every_model_is_registered_once_with_its_tasks():
                                                                           "toy"}
     assert all(experiment_for(s).kind == s.trains_on for s in registry.MODELS.values())
     assert registry.MODELS["syntactic_attention"].tasks == tuple(tfds_scan.CONFIG_NAMES) + tuple(
-        tfds_scan.MT_CONFIG_NAMES)
+        tfds_scan.MT_CONFIG_NAMES) + tuple(tfds_scan.COGS_CONFIG_NAMES)
     assert registry.MODELS["equivariant_seq2seq"].tasks == tuple(tfds_scan.CONFIG_NAMES)
     assert registry.MODELS["counting_seq2seq"].tasks == tuple(tfds_scan.CONFIG_NAMES)
     assert registry.MODELS["stack_lstm"].tasks == ("palindromes", "palindromes_depth")

@@ -11,7 +11,7 @@ import keras
 import pytest
 import tensorflow as tf
 
-from compgen_tf.cli.export import export_model
+from compgen_tf.models.export import export_model
 from compgen_tf.models import AttentionSeq2Seq
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "serving"))

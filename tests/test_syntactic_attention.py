@@ -6,7 +6,7 @@ import tensorflow as tf
 import tfds_scan
 from compgen_tf import registry
 from compgen_tf.training.data import encode_split
-from compgen_tf.cli.export import export_model
+from compgen_tf.models.export import export_model
 from compgen_tf.models import SyntacticAttention
 from compgen_tf.training.callbacks import BEST_MODEL
 from compgen_tf.training.fit import fit_split

@@ -34,6 +34,8 @@ Also development splits built from one official training file alone:
 `length_dev_unseen_clause` on at most 15 and 17-22; `length_dev_opposite_thrice` holds out
 the clause `V opposite D thrice` as the length split holds out `V around D thrice`, and
 `length_dev_opposite_thrice_longer` also cuts at 16 actions (test: the held-out ones above).
+And the maximum-compound-divergence splits `scan_mcd1..3` of Keysers et al. (2020), as TFDS
+`scan/mcd1..3` has them, in the published files' order.
 Example keys are line indices within each split.
 """
 
@@ -48,7 +50,7 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         14670
     """
 
-    VERSION = tfds.core.Version("1.4.0")
+    VERSION = tfds.core.Version("1.5.0")
     RELEASE_NOTES = {
         "1.0.0": (
             "Initial release: the 12 configs of TFDS `scan` (no mcd), simple_p{1..64} and "
@@ -70,6 +72,10 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
             "Development split length_dev_opposite_thrice_longer (length_dev_opposite_thrice "
             "with a cut: train at most 16 actions, test above); every other config is "
             "unchanged."
+        ),
+        "1.5.0": (
+            "The maximum-compound-divergence splits scan_mcd1..3 (Keysers et al. 2020, TFDS "
+            "scan/mcd1..3), from shipped command indices; every other config is unchanged."
         ),
     }
     BUILDER_CONFIGS = [

@@ -3,7 +3,9 @@
 Deterministic splits (``addprim_*``, ``filler_*``, ``length``, ``template_*``) are filters
 over the commands, listed in the order of the official ``tasks.txt``. Random splits
 (``simple``, ``simple_pX``, ``addprim_jump_numN_repR``) use the official choices shipped as
-index arrays in ``data/scan_orders.npz`` (written by ``tools/make_orders.py``).
+index arrays in ``data/scan_orders.npz`` (written by ``tools/make_orders.py``), and the
+maximum-compound-divergence splits (``scan_mcd1..3``) the published files' lines, shipped as
+index arrays in ``data/scan_mcd.npz`` (written by ``tools/make_mcd.py``).
 
 Repeated commands. Some train splits repeat commands to give them 10% of the training lines:
 ``addprim_jump`` has bare ``jump`` 1,467 times, ``addprim_turn_left`` has ``turn left``
@@ -114,8 +116,15 @@ than every training output.
 
 No test command of the official split they come from is in either side."""
 
-CONFIG_NAMES: tuple[str, ...] = OFFICIAL_CONFIG_NAMES + DEV_CONFIG_NAMES
-"""Every config name: ``OFFICIAL_CONFIG_NAMES``, then ``DEV_CONFIG_NAMES``."""
+MCD_CONFIG_NAMES: tuple[str, ...] = ("scan_mcd1", "scan_mcd2", "scan_mcd3")
+"""The maximum-compound-divergence splits of Keysers et al. (2020), those of TFDS
+``scan/mcd1..3``: 8,365 train and 1,045 test commands each, in the published files' order,
+shipped as indices into ``grammar.all_commands()`` in ``data/scan_mcd.npz`` (written by
+``tools/make_mcd.py``). Their validation is carved from train as for every SCAN config."""
+
+CONFIG_NAMES: tuple[str, ...] = OFFICIAL_CONFIG_NAMES + DEV_CONFIG_NAMES + MCD_CONFIG_NAMES
+"""Every config name: ``OFFICIAL_CONFIG_NAMES``, then ``DEV_CONFIG_NAMES``, then
+``MCD_CONFIG_NAMES``."""
 
 SPLIT_NAMES = ("train", "validation", "fit", "test")
 """Splits accepted by ``load`` and ``load_examples``: official ``train`` and ``test``, and
@@ -186,6 +195,9 @@ def _describe(name: str) -> str:
             f"Development split from the addprim_jump train file: '{phrase}' only bare in train "
             f"(repeated like 'jump'); test: the other train commands with '{phrase}'."
         )
+    if name in MCD_CONFIG_NAMES:
+        return (f"Maximum compound divergence split {name[-1]} (Keysers et al. 2020; TFDS "
+                f"scan/mcd{name[-1]}): train and test alike in words, unlike in compounds.")
     if name.startswith("simple_p"):
         percent = name[len("simple_p") :]
         return f"Random split: {percent}% of commands for training (official size variation)."
@@ -215,12 +227,16 @@ CONFIG_DESCRIPTIONS: Mapping[str, str] = {name: _describe(name) for name in CONF
 """One-line description of each config."""
 
 
+# Shipped index arrays -> the maintainer's tool that writes them.
+_ORDER_TOOLS = {"scan_orders.npz": "make_orders", "scan_mcd.npz": "make_mcd"}
+
+
 @functools.lru_cache(maxsize=None)
-def _shipped_orders() -> dict[str, tuple[int, ...]]:
+def _shipped_orders(file_name: str = "scan_orders.npz") -> dict[str, tuple[int, ...]]:
     # numpy is imported here so that importing this module stays cheap.
     import numpy as np
 
-    resource = importlib.resources.files("tfds_scan").joinpath("data").joinpath("scan_orders.npz")
+    resource = importlib.resources.files("tfds_scan").joinpath("data").joinpath(file_name)
     with resource.open("rb") as stream, np.load(stream, allow_pickle=False) as arrays:
         stored_sha256 = str(arrays["canonical_sha256"])
         orders = {
@@ -230,8 +246,8 @@ def _shipped_orders() -> dict[str, tuple[int, ...]]:
         }
     if stored_sha256 != grammar.canonical_order_sha256():
         raise RuntimeError(
-            "tfds_scan/data/scan_orders.npz indexes a different canonical command order than "
-            "tfds_scan.grammar; rerun `python -m tfds_scan.tools.make_orders`."
+            f"tfds_scan/data/{file_name} indexes a different canonical command order than "
+            f"tfds_scan.grammar; rerun `python -m tfds_scan.tools.{_ORDER_TOOLS[file_name]}`."
         )
     return orders
 
@@ -364,6 +380,9 @@ def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
         test = [i for i in length_train if holds[i] and (longest is None or longer[i])]
     elif config_name in _ADDJUMP_DEV_PHRASES:
         train, test = _addjump_dev_split(_ADDJUMP_DEV_PHRASES[config_name])
+    elif config_name in MCD_CONFIG_NAMES:
+        mcd = _shipped_orders("scan_mcd.npz")
+        train, test = (mcd[f"{config_name}_{part}"] for part in ("train", "test"))
     elif config_name.startswith("filler_num"):
         train, test = _filler_split(int(config_name[len("filler_num") :]))
     elif config_name == "length":

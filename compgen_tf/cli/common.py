@@ -117,6 +117,22 @@ def name_of(kind: str, names, list_all: bool = True):
     return check
 
 
+def name_or_folder(kind: str, names):
+    """`name_of(kind, names, list_all=False)` that also accepts a data folder: a value with
+    a path separator, or one naming an existing directory that is none of `names` (the rule
+    of `tfds_scan.folder_pairs.is_folder`, here without importing TensorFlow)."""
+    check_name = name_of(kind, names, list_all=False)
+
+    def check(value: str) -> str:
+        separators = [os.sep] + ([os.altsep] if os.altsep else [])
+        if value not in names and (any(s in value for s in separators)
+                                   or os.path.isdir(value)):
+            return value
+        return check_name(value)
+
+    return check
+
+
 def run_directory_missing(run) -> bool:
     """True, with the one line on stderr, when `run` (a `--run` argument) is no directory."""
     if Path(run).is_dir():

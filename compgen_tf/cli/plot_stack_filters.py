@@ -1,14 +1,25 @@
-"""The `plot-stack-filters` command; its manual is `compgen_tf.reporting.plot_stack_filters`'s docstring."""
+"""What each stack of a trained StackLSTM does: `python -m compgen_tf plot-stack-filters`.
+
+    python -m compgen_tf plot-stack-filters --run runs/stack_lstm/palindromes_depth/seed0 \\
+        --string "b a c a d a o a d a c a b"
+
+Writes a PNG (default `RUN/stack_filters_<string>.png`) with three heat maps, the
+push, keep and pop weights of every unit's softmax filter (eq. 7 of "Symmetry and
+systematicity", Appendix C) at every input symbol. It prints each unit's push
+profile too: its mean push weight while reading each symbol before the central `o`.
+
+A unit that pushes for every symbol before the `o` and pops after it is one stack
+of a pushdown automaton. A unit that pushes for some symbols only keeps a stack per
+symbol class. Such stacks are trained only as deep as the training strings nest
+that class, which is where the depth test of Table 3 breaks.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from compgen_tf.cli.common import ArgumentParser
-from compgen_tf.reporting import plot_stack_filters as reporting_plot_stack_filters
-from compgen_tf.reporting.plot_stack_filters import (load_stack_model, plot_stack_filters,
-                                                     push_profile)
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly
 
 
 def main(argv=None) -> int:
@@ -16,12 +27,16 @@ def main(argv=None) -> int:
     `--string` and prints each unit's push profile; exit code 0, or 2 when the run or the
     string is refused."""
     parser = ArgumentParser(prog="python -m compgen_tf plot-stack-filters",
-                            description=reporting_plot_stack_filters.__doc__)
+                            description=__doc__)
     parser.add_argument("--run", required=True,
                         help="a stack_lstm run directory (holds best_model.keras)")
     parser.add_argument("--string", required=True, help="symbols separated by spaces")
     parser.add_argument("--out", help="PNG path (default: RUN/stack_filters_<string>.png)")
     args = parser.parse_args(argv)
+    import_tensorflow_quietly()
+    from compgen_tf.reporting.plot_stack_filters import (load_stack_model, plot_stack_filters,
+                                                         push_profile)
+
     try:
         model = load_stack_model(args.run)
     except (FileNotFoundError, TypeError, ValueError) as error:

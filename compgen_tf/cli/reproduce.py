@@ -37,12 +37,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from compgen_tf import names, registry
-from compgen_tf.cli.common import ArgumentParser, name_of
-from compgen_tf.experiments import check
-from compgen_tf.experiments.episodes import ablation_overrides
-from compgen_tf.experiments.kinds import experiment_for
-from compgen_tf.experiments.reproduce import ReproduceFailed, Reproduction, reproduce
+from compgen_tf import names
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
+# Both read no TensorFlow: the parser's defaults and the recorded command are made before
+# the training modules (which import it) are, so that `--help` answers at once.
 from compgen_tf.experiments.results import RESULTS_DIR, without_options
 
 COMMAND = "python -m compgen_tf reproduce"
@@ -110,6 +108,8 @@ def main(argv=None) -> int:
     request = reproduction(argv)
     if isinstance(request, int):
         return request
+    from compgen_tf.experiments.reproduce import ReproduceFailed, reproduce
+
     try:
         reproduce(request)
     except ValueError as error:  # a configuration, results file or run directory
@@ -121,13 +121,19 @@ def main(argv=None) -> int:
     return 0
 
 
-def reproduction(argv) -> Reproduction | int:
+def reproduction(argv) -> "Reproduction | int":
     """The `Reproduction` that `reproduce ARGV` asks for, or the exit code of a refusal
     (its one line printed); a parse error exits with argparse's code 2."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.jobs < 1 or args.first_seed < 0:
         parser.error("--seeds and --jobs must be at least 1, --first-seed at least 0")
+    import_tensorflow_quietly()
+    from compgen_tf import registry
+    from compgen_tf.experiments.episodes import ablation_overrides
+    from compgen_tf.experiments.kinds import experiment_for
+    from compgen_tf.experiments.reproduce import Reproduction
+
     spec = registry.spec(args.model)
     flag = "--split" if experiment_for(spec).kind == "scan" else "--task"
     if _option(argv, "--split" if flag == "--task" else "--task") is not None:
@@ -171,6 +177,10 @@ def check_main(argv) -> int:
     parser.add_argument("--runs-dir", default="runs/check")
     parser.add_argument("--out", help="also write the comparison as JSON")
     args = parser.parse_args(argv)
+    import_tensorflow_quietly()
+    from compgen_tf.experiments import check
+    from compgen_tf.experiments.reproduce import ReproduceFailed
+
     try:
         recorded = check.recorded_seed(args.check, args.seed)
     except (OSError, ValueError) as error:

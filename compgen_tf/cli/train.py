@@ -23,7 +23,8 @@ import sys
 from pathlib import Path
 
 from compgen_tf import names
-from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
+from compgen_tf.cli.common import (ArgumentParser, import_tensorflow_quietly, name_of,
+                                   name_or_folder)
 
 DEFAULT_MODEL = "syntactic_attention"
 DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}
@@ -37,12 +38,17 @@ def build_parser() -> ArgumentParser:
                         type=name_of("model", names.MODELS),
                         help=f"model to train (default: {DEFAULT_MODEL}), one of: "
                              + ", ".join(names.MODELS))
-    parser.add_argument("--split", type=name_of("split", names.SPLITS, list_all=False),
+    parser.add_argument("--split", type=name_or_folder("split", names.SPLITS),
                         metavar="SPLIT",
                         help="SCAN split (default depends on the model); one of: "
                              + ", ".join(names.SCAN_SPLITS) + "; or the English-French "
                              "set: " + ", ".join(names.MT_SPLITS) + "; or, for "
-                             "seq2seq, the composition toy task: composition")
+                             "seq2seq, the composition toy task: composition; or COGS "
+                             "(seq2seq, syntactic_attention): " + ", ".join(names.COGS_SPLITS)
+                             + "; or, for seq2seq and syntactic_attention, a data folder of "
+                             "your own (a value with a '/' or naming a directory: train.tsv "
+                             "and any of dev.tsv, test.tsv, gen.tsv; docs/guide.md, 'Your own "
+                             "data')")
     parser.add_argument("--task", help="task of a model that trains on episodes or a toy "
                                        "task instead of a SCAN split: " + ", ".join(
                                            name for name, kind in names.MODELS.items()
@@ -57,7 +63,8 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--output", help="run directory (default: runs/MODEL/SPLIT/seedN)")
     parser.add_argument("--evaluate-splits", nargs="+", metavar="SPLIT",
                         help="SCAN models: the splits scored after training (default: train, "
-                             "validation and test, and daxy on the English-French splits; "
+                             "validation and test, and daxy on the English-French splits, gen on "
+                             "COGS; "
                              "scoring SCAN's whole training set takes a while)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress: neither the bar (on a terminal) nor the line of "
@@ -130,7 +137,11 @@ def main(argv=None) -> int:
             print(f"error: --evaluate-splits applies to the SCAN models, not to {args.model}",
                   file=sys.stderr)
             return 2
-        known = evaluated_splits(task)
+        try:
+            known = evaluated_splits(task)
+        except ValueError as error:  # a data folder that cannot be read
+            print(f"error: {error}", file=sys.stderr)
+            return 2
         unknown = [name for name in args.evaluate_splits if name not in known]
         if unknown:
             print(f"error: --evaluate-splits: {', '.join(unknown)} is not a split of "
@@ -152,7 +163,8 @@ def main(argv=None) -> int:
     except (ConfigError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
-    run_dir = Path(args.output or Path("runs") / args.model / task / f"seed{args.seed}")
+    run_dir = Path(args.output or Path("runs") / args.model / experiment.run_name(config.task)
+                   / f"seed{args.seed}")
     try:
         metrics = experiment.train(config, run_dir, seed=args.seed,
                                    verbose=0 if args.quiet else 1, command=command, **options)

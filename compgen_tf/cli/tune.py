@@ -95,15 +95,10 @@ import shlex
 import sys
 from pathlib import Path
 
-from compgen_tf import names, registry
-from compgen_tf.cli.common import ArgumentParser, name_of
-from compgen_tf.experiments.kinds import experiment_for
-from compgen_tf.experiments.config import ConfigError
-from compgen_tf.experiments.search_space import (SearchSpaceError, load_search_space,
-                                                 search_space_path)
-from compgen_tf.experiments.tune import (DEFAULT_MAX_EPOCHS, DEFAULT_MAX_TRIALS, OBJECTIVE,
-                                         TUNERS, distributed_role, make_tuner, record_search,
-                                         worker_id, write_report)
+from compgen_tf import names
+from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
+from compgen_tf.errors import ConfigError
+from compgen_tf.names import DEFAULT_MAX_EPOCHS, DEFAULT_MAX_TRIALS, TUNERS
 
 
 def build_parser() -> ArgumentParser:
@@ -174,10 +169,19 @@ def main(argv=None) -> int:
         another search.
     """
     args = build_parser().parse_args(argv)
+    import_tensorflow_quietly()
+    from compgen_tf import registry
+    from compgen_tf.experiments.kinds import experiment_for
+    from compgen_tf.experiments.search_space import (SearchSpaceError, load_search_space,
+                                                     search_space_path)
+    from compgen_tf.experiments.tune import (OBJECTIVE, distributed_role, make_tuner,
+                                             record_search, worker_id, write_report)
+
     argv = sys.argv[1:] if argv is None else list(argv)
     command = "python -m compgen_tf tune " + shlex.join(argv)
-    output = Path(args.output or Path("runs") / "tune" / args.model / args.task)
     spec = registry.spec(args.model)
+    output = Path(args.output or Path("runs") / "tune" / args.model
+                  / experiment_for(spec).run_name(args.task))
     flag = "--split" if spec.trains_on == "scan" else "--task"
     if ("--task" if flag == "--split" else "--split") in argv:
         print(f"error: {args.model} trains on a {flag}, one of: {', '.join(spec.tasks)}",

@@ -62,10 +62,14 @@ def unrecorded_provenance(why: str) -> dict:
 
 def config_path(model: str, split: str) -> Path:
     """The committed configuration of `model` on `split`, falling back to the model's default
-    (for the English-French configs `mt_*`: to the model's `mt.json`, then its default)."""
+    (for the English-French configs `mt_*`: to the model's `mt.json`, then its default; for a
+    data folder, the model's default)."""
+    from tfds_scan.folder_pairs import is_folder
     from tfds_scan.mt import CONFIG_NAMES as MT_CONFIG_NAMES
 
     names = [split, "mt", "default"] if split in MT_CONFIG_NAMES else [split, "default"]
+    if is_folder(split):  # a data folder: the model's default (its path names no file here)
+        names = ["default"]
     for candidate in [CONFIG_DIR / model / f"{name}.json" for name in names]:
         if candidate.exists():
             return candidate

@@ -146,6 +146,20 @@ class Experiment:
         if "test_support_sets" in config.given["data"]:
             raise ConfigError(f"data.test_support_sets applies to meta seq2seq's length tasks, "
                               f"not to {config.model}")
+        if "folder_sha256" in config.given["data"] and not self.is_data_folder(config.task):
+            raise ConfigError(f"data.folder_sha256 records the files of a data folder; "
+                              f"{config.task!r} is not one")
+
+    def is_data_folder(self, task: str) -> bool:
+        """Whether `task` names a data folder of the user's (`tfds_scan.folder_pairs`)
+        rather than a built-in split or task. Default: never."""
+        return False
+
+    def run_name(self, task: str) -> str:
+        """The name that run directories and results files of `task` take by default
+        (`runs/<model>/<name>/seed<N>`, `results/<model>/<name>.json`): the task itself;
+        a data folder's own name (`ScanExperiment`), never its path."""
+        return task
 
     def model_arg_names(self, model: str, task: str) -> set[str]:
         """The model_args keys that `model` accepts on `task`."""

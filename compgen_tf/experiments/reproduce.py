@@ -75,8 +75,9 @@ class Reproduction:
 
     @property
     def run_name(self) -> str:
-        """The name of the run directories and results files: `name`, else `task`."""
-        return self.name or self.task
+        """The name of the run directories and results files: `name`, else the task's
+        (`Experiment.run_name`: a data folder's own name)."""
+        return self.name or experiment_for(self.model).run_name(self.task)
 
     def run_dir(self, seed: int) -> Path:
         """The run directory of `seed`."""

@@ -12,7 +12,10 @@ that trained it (a file can gather seeds from several commands: `write_results`)
 when its run directory kept one, its `validation_curve`: `[[step, val_accuracy], ...]`
 at every validation (and `validation_bleu_curve` for a translation run, `loss_curve` for
 the training loss the history logged), so that the training curves outlive the run
-directories, which are not committed.
+directories, which are not committed. A run on a split with categories (COGS) also records
+`accuracy_by_category`: `{part: {"overall", "categories": {category: accuracy},
+"groups": {group: accuracy}}}` (`category_accuracies`), what the report's per-category
+tables read.
 """
 
 from __future__ import annotations
@@ -56,6 +59,8 @@ def run_record(metrics: dict, run_dir=None) -> dict:
         translations = bleu["daxy"]["translations"]
         record.update(daxy_exact=sum(t["exact"] for t in translations),
                       daxy_translations=[t["predicted"] for t in translations])
+    if metrics.get("accuracy_by_category"):
+        record["accuracy_by_category"] = category_accuracies(metrics["accuracy_by_category"])
     # What trained this seed, from its own run directory (not the command collecting it).
     for key, value in (("command", metrics.get("command")),
                        ("commit", metrics.get("versions", {}).get("commit"))):
@@ -69,6 +74,19 @@ def run_record(metrics: dict, run_dir=None) -> dict:
             if curve:
                 record[field] = curve
     return record
+
+
+def category_accuracies(by_category: dict) -> dict:
+    """A run's `accuracy_by_category` metrics (`training.categories.category_scores` per
+    part) as accuracies alone: `{part: {"overall": a, "categories": {c: a}[, "groups":
+    {g: a}]}}`, the counts dropped (the part's size is the dataset's)."""
+    def accuracies(tallies):
+        return {key: tally["accuracy"] for key, tally in tallies.items()}
+
+    return {part: {"overall": scores["overall"]["accuracy"],
+                   "categories": accuracies(scores["categories"]),
+                   **({"groups": accuracies(scores["groups"])} if "groups" in scores else {})}
+            for part, scores in by_category.items()}
 
 
 def history_curve(history_path, key: str) -> list[list]:

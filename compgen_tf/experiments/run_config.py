@@ -18,9 +18,8 @@ import copy
 import dataclasses
 from collections.abc import Mapping
 
-from tfds_scan.splits import VALIDATION_CARVES
-
 from compgen_tf.errors import ConfigError
+from compgen_tf.names import VALIDATION_CARVES
 from compgen_tf.sections import normalised_section, section_keys, typed_section
 from compgen_tf.training.settings import TrainingConfig
 
@@ -35,11 +34,14 @@ class DataConfig:
         validation_seed: with the run's seed, the draw of that carve.
         length_bucket: SCAN batches group examples whose commands' lengths fall in the same
             bucket of this width.
-        validation_carve: SCAN runs: "random" or "tail" (`tfds_scan.VALIDATION_CARVES`).
+        validation_carve: SCAN runs: "random" or "tail" (`compgen_tf.names.VALIDATION_CARVES`).
         train_size, test_size: the toy palindrome tasks: sizes of the generated sets.
         validation_episodes: meta seq2seq: episodes carved for validation.
         test_support_sets: meta seq2seq's length tasks: support sets each test query is
             scored against (their mean).
+        folder_sha256: a run on a data folder (`tfds_scan.folder_pairs`): the SHA-256 of
+            its files, recorded when the run is configured and checked whenever the
+            configuration is read back (a changed folder is refused).
     """
 
     validation_fraction: float = 0.1
@@ -50,6 +52,7 @@ class DataConfig:
     test_size: int = 1_000
     validation_episodes: int = 20
     test_support_sets: int = 1
+    folder_sha256: str | None = None
 
     def __post_init__(self):
         if not 0.0 < self.validation_fraction < 1.0:

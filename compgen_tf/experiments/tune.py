@@ -19,16 +19,14 @@ from pathlib import Path
 import keras_tuner as kt
 
 from compgen_tf import registry
+from compgen_tf.names import DEFAULT_MAX_EPOCHS, DEFAULT_MAX_TRIALS, TUNERS  # noqa: F401
 from compgen_tf.experiments.config import (SECTIONS, ConfigError, comparable, config_differences,
                                            validate_config)
 from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.search_space import apply_hyperparameters, searched_values
 
 OBJECTIVE = "val_exact_match"
-TUNERS = ("hyperband", "random", "bayesian")
 TUNING_SPLITS = ("validation",)
-DEFAULT_MAX_TRIALS = 10
-DEFAULT_MAX_EPOCHS = 27
 
 
 def hyperparameters(specs: dict):

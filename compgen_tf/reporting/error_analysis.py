@@ -14,7 +14,9 @@ On add-jump these kinds separate the Syntactic Attention paper's failure modes: 
 model that reads `jump` like the end of a command stops early; one whose semantic
 stream never learned `jump`'s action misses `I_JUMP`; counting errors stop early or
 run over. Prints the counts with an example of each and writes
-`DIR/error_kinds_<split>.json`.
+`DIR/error_kinds_<split>.json`. Where the errors carry a category (COGS's gen set: each
+line's generalization case), the same kinds are also counted per category
+(`kinds_by_category` in the file, one line per category in the output).
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from compgen_tf.training.categories import counts_by_category
+
 KINDS = ("stops_early", "runs_over", "missing_action", "other")
+# The never-emitted tokens printed, most frequent first: SCAN has 6 actions, a COGS logical
+# form hundreds of tokens (the file keeps them all).
+SHOWN_MISSING = 10
 
 
 def error_kind(expected: str, predicted: str) -> tuple[str, list[str]]:
@@ -42,15 +49,23 @@ def error_kind(expected: str, predicted: str) -> tuple[str, list[str]]:
 def classify_errors(records) -> dict:
     """{"errors", "kinds": {kind: count}, "missing_actions": {action: count},
     "examples": {kind: first record of that kind}} over `records` of
-    {command, expected, predicted}."""
+    {command, expected, predicted}; when the records carry a `category`, also
+    "kinds_by_category": {category: {kind: count}} (every kind, zeros included)."""
+    records = list(records)
     kinds, missing_actions, examples = Counter(), Counter(), {}
     for record in records:
         kind, missing = error_kind(record["expected"], record["predicted"])
         kinds[kind] += 1
         missing_actions.update(missing)
         examples.setdefault(kind, record)
-    return {"errors": sum(kinds.values()), "kinds": {k: kinds[k] for k in KINDS},
-            "missing_actions": dict(sorted(missing_actions.items())), "examples": examples}
+    analysis = {"errors": sum(kinds.values()), "kinds": {k: kinds[k] for k in KINDS},
+                "missing_actions": dict(sorted(missing_actions.items())), "examples": examples}
+    if records and all("category" in record for record in records):
+        by_category = counts_by_category(
+            records, lambda record: error_kind(record["expected"], record["predicted"])[0])
+        analysis["kinds_by_category"] = {category: {k: counts.get(k, 0) for k in KINDS}
+                                         for category, counts in by_category.items()}
+    return analysis
 
 
 def run_errors(run_dir, split: str = "test") -> dict:
@@ -78,8 +93,15 @@ def summary_lines(analysis: dict, split: str) -> list[str]:
             example = analysis["examples"][kind]
             lines.append(f"      e.g. {example['command']!r} -> {example['predicted']!r}")
     if analysis["missing_actions"]:
+        missing = sorted(analysis["missing_actions"].items(), key=lambda item: -item[1])
+        more = len(missing) - SHOWN_MISSING
         lines.append("  never emitted: " + ", ".join(
-            f"{action} ({count})" for action, count in analysis["missing_actions"].items()))
+            f"{action} ({count})" for action, count in missing[:SHOWN_MISSING])
+            + (f", and {more} more (error_kinds_<split>.json lists them)" if more > 0 else ""))
+    if "kinds_by_category" in analysis:
+        lines.append("  by category: " + " / ".join(KINDS))
+        for category, counts in analysis["kinds_by_category"].items():
+            lines.append(f"    {category:<55} " + " ".join(f"{counts[k]:>6}" for k in KINDS))
     return lines
 
 

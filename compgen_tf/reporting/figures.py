@@ -139,14 +139,23 @@ def shown_forms(values: list[float]) -> set[str]:
 
 def run_columns(path: Path) -> dict[str, list[float]]:
     """The per-seed scores of the results file `path`: each field of its `runs` list that
-    holds a float, across the runs ({} for a file without one)."""
+    holds a float, across the runs ({} for a file without one); a field inside a mapping of
+    a run (`accuracy_by_category`: part, then category) is a column of its own, its keys
+    joined by dots."""
     document = json.loads(Path(path).read_text(encoding="utf-8"))
     runs = document.get("runs") if isinstance(document, dict) else None
     columns: dict[str, list[float]] = {}
+
+    def collect(mapping, prefix):
+        for key, value in mapping.items():
+            if isinstance(value, dict):
+                collect(value, f"{prefix}{key}.")
+            elif isinstance(value, (int, float)) and not isinstance(value, bool):
+                columns.setdefault(f"{prefix}{key}", []).append(value)
+
     for run in runs if isinstance(runs, list) else []:
-        for key, value in run.items() if isinstance(run, dict) else ():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                columns.setdefault(key, []).append(value)
+        if isinstance(run, dict):
+            collect(run, "")
     # Scores are floats; seeds, steps and counts (ints throughout) have no statistics here.
     return {key: [float(value) for value in column] for key, column in columns.items()
             if any(isinstance(value, float) for value in column)}

@@ -1,18 +1,6 @@
-"""What each stack of a trained StackLSTM does: `python -m compgen_tf plot-stack-filters`.
-
-    python -m compgen_tf plot-stack-filters --run runs/stack_lstm/palindromes_depth/seed0 \\
-        --string "b a c a d a o a d a c a b"
-
-Writes a PNG (default `RUN/stack_filters_<string>.png`) with three heat maps, the
-push, keep and pop weights of every unit's softmax filter (eq. 7 of "Symmetry and
-systematicity", Appendix C) at every input symbol. It prints each unit's push
-profile too: its mean push weight while reading each symbol before the central `o`.
-
-A unit that pushes for every symbol before the `o` and pops after it is one stack
-of a pushdown automaton. A unit that pushes for some symbols only keeps a stack per
-symbol class. Such stacks are trained only as deep as the training strings nest
-that class, which is where the depth test of Table 3 breaks.
-"""
+"""What each stack of a trained StackLSTM does: the filter heat maps and push profiles that
+`python -m compgen_tf plot-stack-filters` draws and prints (its manual, and how to read
+them, is `compgen_tf.cli.plot_stack_filters`'s docstring)."""
 
 from __future__ import annotations
 

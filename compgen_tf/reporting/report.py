@@ -6,7 +6,9 @@ Reads every `*.json` file of the results directory that has `runs` (the schema o
 `compgen_tf.experiments.results`, `compgen_tf.reporting.results_files`) and writes one table
 per paper, the paper's test accuracy beside ours on the same split (`PAPER_RESULTS`, package
 data read by `compgen_tf.reporting.papers`; a split without results of ours shows "—"), then
-any other results, then the benchmark files of `benchmarks/` in a "Speed" section. Plots go
+any other results, then the benchmark files of `benchmarks/` in a "Speed" section. Results files whose runs record
+exact match by category (COGS) also get a per-category table ("By category",
+`compgen_tf.reporting.category_tables`), which docs pages can ask for too. Plots go
 to `plots/` next to the README (`compgen_tf.reporting.report_plots`): the per-seed test
 accuracies of every results file with at least two runs, and validation accuracy against
 training step for the seeds whose curve is known: from their run directories
@@ -30,6 +32,7 @@ import os
 import re
 from pathlib import Path
 
+from compgen_tf.reporting.category_tables import category_section, render_category_tables
 from compgen_tf.reporting.cells import (code_cell, knowledge_cell, number_cells, our_cells,
                                         paper_cell, percent, provenance_cell, scalar,
                                         split_cell)
@@ -262,6 +265,7 @@ def render_report(results_dir: Path, out: Path, runs_dir: Path):
         lines.append("None.")
     lines.append("")
     lines += _rerun_section(results, reruns)
+    lines += category_section(results)
 
     plots, plot_lines = [], []
     for model, name in sorted(results):
@@ -353,7 +357,9 @@ def render_doc_tables(text: str, results_dir: Path, results_link: str = "../resu
     """`text` (a page of docs/) with each `<!-- results-table: MODEL/NAME ... -->` ...
     `<!-- results-table:end -->` block regenerated from those results files: every seed's test
     score and the statistics and provenance label of the tables above, so that a page's
-    figures cannot drift from the files."""
+    figures cannot drift from the files; and each `<!-- category-table: MODEL/NAME ... -->`
+    block, the per-category table of those files
+    (`compgen_tf.reporting.category_tables`)."""
     results, _, _ = read_results_dir(Path(results_dir))
 
     def table(match):
@@ -392,7 +398,7 @@ def render_doc_tables(text: str, results_dir: Path, results_link: str = "../resu
                                              provenance_cell(entry, with_reason=False)]) + " |")
         return "\n".join(lines + ["<!-- results-table:end -->"])
 
-    return DOC_TABLE.sub(table, text)
+    return render_category_tables(DOC_TABLE.sub(table, text), results, results_link)
 
 
 def with_summary(readme_text: str, summary: str) -> str:

@@ -18,10 +18,12 @@ class SplitEvaluation:
     correct: np.ndarray
     predictions: list
 
-    def errors(self, split: EncodedSplit) -> list[dict]:
-        """The wrongly translated examples as {command, expected, predicted} records."""
+    def errors(self, split: EncodedSplit, categories=None) -> list[dict]:
+        """The wrongly translated examples as {command, expected, predicted} records, each
+        with its `category` too when `categories` (one per example of `split`) are given."""
         return [{"command": split.commands[i], "expected": split.actions[i],
-                 "predicted": self.predictions[i]}
+                 "predicted": self.predictions[i],
+                 **({"category": categories[i]} if categories is not None else {})}
                 for i in np.flatnonzero(~self.correct)]
 
 

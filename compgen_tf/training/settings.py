@@ -5,10 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-import keras
-
 from compgen_tf.sections import section_keys, typed_section
-from compgen_tf.training.schedules import LinearWarmup
 
 # What model selection maximises on validation: exact match, or (the English-French set,
 # where exact match stays at 0 for thousands of steps and ties every checkpoint) corpus BLEU,
@@ -129,10 +126,15 @@ class TrainingConfig:
     def learning_rate_schedule(self):
         """Adam's learning rate: a constant, or the decay this trainer's keys describe,
         after a linear warm-up of `warmup_steps` when there is one."""
+        # Imported here, not at the top: reading a configuration needs no TensorFlow.
+        from compgen_tf.training.schedules import LinearWarmup
+
         schedule = self._decay_schedule()
         return LinearWarmup(schedule, self.warmup_steps) if self.warmup_steps else schedule
 
     def _decay_schedule(self):
+        import keras
+
         rate, factor = self.learning_rate, self.learning_rate_decay_factor
         if self.drops_once:
             boundary = self.learning_rate_drop_step or max(1, self.max_steps // 2)
