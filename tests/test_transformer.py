@@ -18,7 +18,7 @@ import tensorflow as tf
 import tfds_scan
 from compgen_tf import registry
 from compgen_tf.analysis import export_check
-from compgen_tf.cli.export import export_model
+from compgen_tf.models.export import export_model
 from compgen_tf.models.losses import token_cross_entropy
 from compgen_tf.models.preprocessor import vocabulary_words
 from compgen_tf.models.transformer.transformer_seq2seq import TransformerSeq2Seq
