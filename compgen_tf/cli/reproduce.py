@@ -36,12 +36,16 @@ import json
 import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from compgen_tf import names
 from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
 # Both read no TensorFlow: the parser's defaults and the recorded command are made before
 # the training modules (which import it) are, so that `--help` answers at once.
 from compgen_tf.experiments.results import RESULTS_DIR, without_options
+
+if TYPE_CHECKING:  # the annotation only: importing it for real imports TensorFlow
+    from compgen_tf.experiments.reproduce import Reproduction
 
 COMMAND = "python -m compgen_tf reproduce"
 # What `reproduce --check --help` says.
@@ -121,7 +125,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def reproduction(argv) -> "Reproduction | int":
+def reproduction(argv) -> Reproduction | int:
     """The `Reproduction` that `reproduce ARGV` asks for, or the exit code of a refusal
     (its one line printed); a parse error exits with argparse's code 2."""
     parser = build_parser()
