@@ -72,6 +72,20 @@ def test_cogs_is_scored_on_dev_and_gen_with_categories(cogs_run):
     assert {c: sum(kinds.values()) for c, kinds in by_category.items()} == dict(wrong)
 
 
+def test_evaluate_scores_a_cogs_run_on_gen_and_refuses_a_part_it_lacks(cogs_run, capsys):
+    from compgen_tf.cli import evaluate
+
+    run_dir, metrics = cogs_run
+    assert evaluate.main(["--run", str(run_dir), "--splits", "gen"]) == 0
+    rescored = json.loads((run_dir / "metrics.json").read_text())
+    assert rescored["accuracy"]["gen"] == metrics["accuracy"]["gen"]
+    assert rescored["accuracy_by_category"]["gen"] == metrics["accuracy_by_category"]["gen"]
+    capsys.readouterr()
+    assert evaluate.main(["--run", str(run_dir), "--splits", "daxy"]) == 2
+    assert capsys.readouterr().err == ("error: --splits: daxy is not a part of this run (its "
+                                       "parts: train, validation, test, gen)\n")
+
+
 def test_a_cogs_model_exports_and_answers_each_row(cogs_run, tmp_path):
     run_dir, _ = cogs_run
     model = load_run_model(run_dir)

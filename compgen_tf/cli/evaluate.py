@@ -3,7 +3,10 @@
 Prints train / validation / test accuracy, updates `DIR/metrics.json`, and writes
 the wrongly translated examples to `DIR/errors_<split>.jsonl` (SCAN and episode runs).
 Any registered model's run: "train" is the run's training data less its validation carve
-(episodes: its first 20 training episodes), "test" every test split of its task.
+(episodes: its first 20 training episodes), "test" every test split of its task. A SCAN
+model's run is scored by default on every part its split has, as at the end of training:
+also "daxy" on the English-French set and "gen" on COGS, and only the files a data folder
+has.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from compgen_tf.cli.common import (ArgumentParser, import_tensorflow_quietly,
                                run_directory_missing)
 
 SPLITS = ("train", "validation", "test")
+"""The parts every run has; a run's split may have more (`Experiment.evaluated_parts`)."""
 
 
 def main(argv=None) -> int:
@@ -21,8 +25,9 @@ def main(argv=None) -> int:
     `evaluate`); exit code 0, or 2 when the run directory cannot be read."""
     parser = ArgumentParser(prog="python -m compgen_tf evaluate", description=__doc__)
     parser.add_argument("--run", required=True, help="run directory written by `train`")
-    parser.add_argument("--splits", nargs="+", choices=SPLITS, default=list(SPLITS),
-                        help="default: all three")
+    parser.add_argument("--splits", nargs="+", metavar="SPLIT",
+                        help="parts to score: train, validation, test, and daxy or gen where "
+                             "the run's data has them (default: every part the run has)")
     args = parser.parse_args(argv)
     if run_directory_missing(args.run):
         return 2
@@ -32,8 +37,24 @@ def main(argv=None) -> int:
 
     try:
         config = run_config(args.run)
-        experiment_for(config["model"]).evaluate(args.run, splits=args.splits)
+        experiment = experiment_for(config["model"])
+        parts = run_parts(experiment, args.run, config)
+        unknown = [part for part in args.splits or () if part not in parts]
+        if unknown:
+            print(f"error: --splits: {', '.join(unknown)} is not a part of this run (its "
+                  f"parts: {', '.join(parts)})", file=sys.stderr)
+            return 2
+        experiment.evaluate(args.run, splits=args.splits or parts)
     except (FileNotFoundError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
+
+
+def run_parts(experiment, run_dir, record) -> tuple:
+    """The parts `evaluate` scores on a run: a SCAN model's run those its split has, as at
+    the end of training (`Experiment.evaluated_parts`: daxy, gen, a data folder's test and
+    gen where it has them); any other run train, validation and test (all its test splits)."""
+    if experiment.kind != "scan":
+        return SPLITS
+    return experiment.evaluated_parts(experiment.recorded_run_config(run_dir, record))
