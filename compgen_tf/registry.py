@@ -62,9 +62,9 @@ TOY_MODELS = {
 TOY_PAIR_SPLITS = names.TOY_PAIR_SPLITS
 # The SCAN models that also train on a data folder of the user's (`--split path/to/folder`,
 # `tfds_scan.folder_pairs`): those that train on the English-French set too, whose words are
-# not SCAN's. The equivariant model's symmetries are SCAN's words, and the counting model's
-# length head is built for SCAN's length split.
-FOLDER_MODELS = ("seq2seq", "syntactic_attention")
+# not SCAN's, and the Transformer. The equivariant model's symmetries are SCAN's words, and
+# the counting model's length head is built for SCAN's length split.
+FOLDER_MODELS = ("seq2seq", "syntactic_attention", "transformer")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,12 +105,13 @@ def _specs():
     # The equivariant model's symmetries are SCAN's words, so it stays on SCAN; so does the
     # counting model, built for SCAN's length split.
     # The baseline is also the sequence-to-sequence baseline of the composition toy task.
-    # The two that translate natural text also train on COGS (sentences -> logical forms).
+    # Those and the Transformer also train on COGS (sentences -> logical forms), as on a
+    # folder of the user's.
     translates = ("seq2seq", "syntactic_attention")
     specs = [ModelSpec(name, "scan", tuple(tfds_scan.CONFIG_NAMES) + (
                  tuple(tfds_scan.MT_CONFIG_NAMES) if name in translates else ())
                        + (TOY_PAIR_SPLITS if name == "seq2seq" else ())
-                       + (tuple(tfds_scan.COGS_CONFIG_NAMES) if name in translates else ()),
+                       + (tuple(tfds_scan.COGS_CONFIG_NAMES) if name in FOLDER_MODELS else ()),
                        text, SCAN_MODELS[name], _SCAN_BACKBONES[name])
              for name, text in scan.items()]
     specs.append(ModelSpec("meta_seq2seq", "episodes", tuple(episodes.TASK_NAMES),

@@ -252,3 +252,27 @@ def test_train_on_a_folder_end_to_end(tmp_path):
     assert config["data"]["folder_sha256"] == tfds_scan.folder_pairs.content_sha256(folder)
     errors = [json.loads(line) for line in (run_dir / "errors_gen.jsonl").read_text().splitlines()]
     assert [e["command"] for e in errors] == ["fly twice"]
+
+
+def test_the_transformer_trains_on_a_folder_and_scores_its_parts(tmp_path, data_dir, capsys,
+                                                                 monkeypatch):
+    """The Transformer is one of `FOLDER_MODELS`: a folder run trains and scores every part,
+    the folder's lengths raising the configuration's, no grammar check."""
+    monkeypatch.chdir(tmp_path)
+    folder = tmp_path / "toy"
+    write(folder, "train.tsv", TRAIN)
+    write(folder, "gen.tsv", [(" ".join(["walk"] * 40), " ".join(["WALK"] * 70), "long")])
+    assert "transformer" in registry.FOLDER_MODELS
+    assert train.main(["--model", "transformer", "--split", str(folder), "--steps", "2",
+                       "--set", "training.eval_every=2", "--set", "training.checkpoint_every=2",
+                       "--set", "model_args.width=8", "--set", "model_args.num_heads=2",
+                       "--set", "model_args.feedforward_dim=8", "--set",
+                       "model_args.num_layers=1", "--quiet"]) == 0
+    run_dir = tmp_path / "runs" / "transformer" / "toy" / "seed0"
+    config = json.loads((run_dir / "config.json").read_text())
+    assert config["model_args"]["command_grammar"] is None
+    assert (config["model_args"]["max_input_length"],
+            config["model_args"]["max_output_length"]) == (40, 71)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert set(metrics["accuracy"]) == {"train", "validation", "gen"}
+    assert metrics["accuracy_by_category"]["gen"]["categories"]["long"]["total"] == 1

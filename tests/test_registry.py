@@ -99,6 +99,9 @@ def test_every_model_is_registered_once_with_its_tasks():
         tfds_scan.MT_CONFIG_NAMES) + tuple(tfds_scan.COGS_CONFIG_NAMES)
     assert registry.MODELS["equivariant_seq2seq"].tasks == tuple(tfds_scan.CONFIG_NAMES)
     assert registry.MODELS["counting_seq2seq"].tasks == tuple(tfds_scan.CONFIG_NAMES)
+    # The Transformer trains on COGS (and on a folder) but not on the English-French set.
+    assert registry.MODELS["transformer"].tasks == tuple(tfds_scan.CONFIG_NAMES) + tuple(
+        tfds_scan.COGS_CONFIG_NAMES)
     assert registry.MODELS["stack_lstm"].tasks == ("palindromes", "palindromes_depth")
     with pytest.raises(ValueError, match="unknown model 'lstm'; available: "):
         registry.build("lstm")

@@ -39,3 +39,45 @@ def test_a_tool_runs_from_outside_the_checkout(tmp_path):
                            timeout=300)
     assert shown.returncode == 0, shown.stderr[-3000:]
     assert shown.stdout.startswith("usage: length_clause_coverage.py")
+
+
+def _translation_run(run_dir: Path, rows, limit=6):
+    """A translation run directory with the files `tools/mt_output_lengths.py` reads."""
+    import json
+
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.json").write_text(json.dumps(
+        {"model": "seq2seq", "model_args": {"max_output_length": limit}}))
+    (run_dir / "metrics.json").write_text(json.dumps(
+        {"accuracy": {"test": 0.5}, "bleu": {"test": {"bleu": 1.0, "bleu_authors": 2.0}}}))
+    (run_dir / "errors_test.jsonl").write_text("".join(
+        json.dumps({"predicted": p, "expected": e}) + "\n" for p, e in rows))
+
+
+def test_mt_output_lengths_counts_run_on_outputs_and_keeps_earlier_runs(tmp_path, capsys):
+    import json
+
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mt_output_lengths",
+                                                  ROOT / "tools" / "mt_output_lengths.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    _translation_run(tmp_path / "a", [("a b c d e f", "a b"), ("a", "a b c"), ("x y", "a b")])
+    _translation_run(tmp_path / "b", [("a b", "a b c d")])
+    out = tmp_path / "out.json"
+    assert tool.main(["--run", str(tmp_path / "a"), "--out", str(out)]) == 0
+    first = json.loads(out.read_text())["per_run"][0]
+    assert (first["wrong_translations"], first["longer_than_reference"],
+            first["shorter_than_reference"], first["as_long_as_reference"],
+            first["at_least_twice_as_long"], first["at_the_output_limit"],
+            first["tokens_emitted"], first["tokens_in_references"]) == (3, 1, 1, 1, 1, 1, 9, 7)
+    # A later seed added: the first run's counts stay (its directory may be gone).
+    (tmp_path / "a" / "errors_test.jsonl").unlink()
+    assert tool.main(["--run", str(tmp_path / "b"), "--out", str(out), "--keep-earlier"]) == 0
+    report = json.loads(out.read_text())
+    assert [run["run"] for run in report["per_run"]] == [str(tmp_path / "a"),
+                                                         str(tmp_path / "b")]
+    assert report["per_run"][0] == first
+    assert report["earlier_commands"] == [f"python tools/mt_output_lengths.py --run "
+                                          f"{tmp_path / 'a'}"]

@@ -32,7 +32,7 @@ from compgen_tf.training.fit import fit_split
 def main(argv=None) -> None:
     """Prints the seconds per update and per decoded batch of `--model` on COGS."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="seq2seq", choices=("seq2seq", "syntactic_attention"))
+    parser.add_argument("--model", default="seq2seq", choices=("seq2seq", "syntactic_attention", "transformer"))
     parser.add_argument("--steps", type=int, default=60)
     parser.add_argument("--rows", type=int, default=512)
     args = parser.parse_args(argv)

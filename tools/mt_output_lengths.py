@@ -10,6 +10,10 @@ reference, those at least twice as long, and those that ran to the model's outpu
 `<eos>` stops there. Free corpus BLEU pays for every extra token of such a run-on output; the
 authors' way cuts each output to the split's longest reference first, so the gap between the
 two counts shows how much of a run's score is lost to outputs that do not stop.
+
+`--keep-earlier` keeps the counts that `--out` already holds for other runs (a seed whose
+run directory is gone keeps its committed counts when later seeds are added), and their
+commands under `earlier_commands`.
 """
 
 from __future__ import annotations
@@ -54,12 +58,20 @@ def main(argv=None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--run", action="append", required=True, type=Path)
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--keep-earlier", action="store_true",
+                        help="keep --out's counts of runs not given here")
     args = parser.parse_args(argv)
+    if args.keep_earlier and args.out is None:
+        parser.error("--keep-earlier needs --out")
     try:
         runs = [run_lengths(run) for run in args.run]
+        earlier = (json.loads(args.out.read_text())
+                   if args.keep_earlier and args.out.exists() else {"per_run": []})
     except (OSError, KeyError, ValueError) as error:
         print(f"error: {error}", file=sys.stderr)
         return 2
+    given = {run["run"] for run in runs}
+    kept = [run for run in earlier["per_run"] if run["run"] not in given]
     report = {"what": "Lengths of free greedy test translations against their references, "
                       "wrong translations only (tools/mt_output_lengths.py)",
               "command": "python tools/mt_output_lengths.py " + " ".join(
@@ -67,7 +79,9 @@ def main(argv=None) -> int:
               "provenance": {"kind": "check",
                              "reason": "counts read off finished runs' test outputs; "
                                        "nothing chosen on them"},
-              "per_run": runs}
+              "per_run": kept + runs}
+    if kept:
+        report["earlier_commands"] = earlier.get("earlier_commands", []) + [earlier["command"]]
     text = json.dumps(report, indent=2) + "\n"
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

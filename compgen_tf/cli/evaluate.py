@@ -16,9 +16,6 @@ import sys
 from compgen_tf.cli.common import (ArgumentParser, import_tensorflow_quietly,
                                run_directory_missing)
 
-SPLITS = ("train", "validation", "test")
-"""The parts every run has; a run's split may have more (`Experiment.evaluated_parts`)."""
-
 
 def main(argv=None) -> int:
     """`python -m compgen_tf evaluate`: scores a run on `--splits` (its experiment's
@@ -38,7 +35,7 @@ def main(argv=None) -> int:
     try:
         config = run_config(args.run)
         experiment = experiment_for(config["model"])
-        parts = run_parts(experiment, args.run, config)
+        parts = experiment.rescored_parts(experiment.recorded_run_config(args.run, config))
         unknown = [part for part in args.splits or () if part not in parts]
         if unknown:
             print(f"error: --splits: {', '.join(unknown)} is not a part of this run (its "
@@ -49,12 +46,3 @@ def main(argv=None) -> int:
         print(f"error: {error}", file=sys.stderr)
         return 2
     return 0
-
-
-def run_parts(experiment, run_dir, record) -> tuple:
-    """The parts `evaluate` scores on a run: a SCAN model's run those its split has, as at
-    the end of training (`Experiment.evaluated_parts`: daxy, gen, a data folder's test and
-    gen where it has them); any other run train, validation and test (all its test splits)."""
-    if experiment.kind != "scan":
-        return SPLITS
-    return experiment.evaluated_parts(experiment.recorded_run_config(run_dir, record))

@@ -209,6 +209,12 @@ class Experiment:
         """The parts scored at the end of a run by default."""
         return ("validation",) + self.test_parts(config)
 
+    def rescored_parts(self, config: RunConfig) -> tuple:
+        """The parts that `evaluate` scores on a finished run by default, and the only ones
+        it accepts: "train" (the run's training data less its validation carve),
+        "validation" and "test" (every test split of the task)."""
+        return ("train", "validation", "test")
+
     # ------------------------------------------------------------------------ runs
 
     def build(self, config: RunConfig, seed: int = 0) -> keras.Model:
@@ -309,14 +315,14 @@ class Experiment:
         return metrics
 
     def evaluate(self, run_dir, splits=None, verbose: int = 1) -> dict:
-        """Scores a run's best model on `splits` (default `evaluated_parts`) again; scores
+        """Scores a run's best model on `splits` (default `rescored_parts`) again; scores
         of other parts stay. Updates and returns its metrics."""
         run_dir = Path(run_dir)
         record = run_config(run_dir)
         config = self.recorded_run_config(run_dir, record)
         with run_dir_lock(run_dir), full_disk_named(run_dir):
             model = load_run_model(run_dir)
-            parts = self.evaluated_parts(config) if splits is None else splits
+            parts = self.rescored_parts(config) if splits is None else splits
             metrics = self._scored(model, config, record["seed"], parts, run_dir, verbose)
             write_metrics(run_dir, metrics)
         return metrics

@@ -292,6 +292,11 @@ class ScanExperiment(Experiment):
     def evaluated_parts(self, config):
         return evaluated_splits(config.task)
 
+    def rescored_parts(self, config):
+        # Every part the split has, as at the end of training: daxy on the English-French
+        # set, gen on COGS, only the files a data folder has.
+        return self.evaluated_parts(config)
+
     def score(self, model, config, seed, parts, run_dir, verbose=1, data=None):
         translation = is_translation(config.task)
         accuracy, bleu, by_category = {}, {}, {}
