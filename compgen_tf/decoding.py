@@ -43,6 +43,12 @@ class GreedySampler:
             than `end_id` and then `end_id` (a model whose length is decided apart from its
             decoder, e.g. by a `WeightedAutomaton` length head). A length of `max_length` or
             more leaves the row without `end_id`.
+        segment: None (one loop of `max_length` steps), or a Python int: the steps run in
+            loops of this many, `grow_fn(state, steps)` before each one, for a state whose
+            size follows the steps (a key/value cache): a step then costs what the steps so
+            far need, not what all `max_length` would. `state` must then be sized for
+            the first `segment` steps. The outputs are those of one loop.
+        grow_fn: with `segment`, `grow_fn(state, steps) -> state` sized for `steps` steps.
 
     Returns:
         `(ids, attention)`: ids (batch, max_length) int32 with `pad_id` after each
@@ -63,8 +69,15 @@ class GreedySampler:
         self.start_id, self.end_id, self.pad_id = int(start_id), int(end_id), int(pad_id)
 
     def __call__(self, next_fn, state, batch_size, max_length: int, attention_length=1,
-                 attention_dtype="float32", return_attention=True, lengths=None):
+                 attention_dtype="float32", return_attention=True, lengths=None,
+                 segment=None, grow_fn=None):
         max_length = int(max_length)
+        if segment is not None and (int(segment) < 1 or grow_fn is None):
+            raise ValueError(f"segment must be a positive number of steps with a grow_fn, got "
+                             f"segment={segment!r}, grow_fn={grow_fn!r}")
+        # The steps at which each loop ends: one loop, or one per segment.
+        ends = ([max_length] if segment is None else
+                list(range(int(segment), max_length, int(segment))) + [max_length])
         positions = ops.arange(max_length, dtype="int32")
 
         def body(t, previous, state, finished, output_ids, *attention):
@@ -84,16 +97,22 @@ class GreedySampler:
             finished = ops.logical_or(finished, ops.equal(token, self.end_id))
             return (t + 1, token, state, finished, output_ids) + tuple(attention)
 
-        def not_done(t, previous, state, finished, output_ids, *attention):
-            return ops.logical_and(t < max_length, ops.logical_not(ops.all(finished)))
-
-        initial = (ops.convert_to_tensor(0, "int32"),
+        outputs = (ops.convert_to_tensor(0, "int32"),
                    ops.full((batch_size,), self.start_id, "int32"), state,
                    ops.zeros((batch_size,), "bool"),
                    ops.full((batch_size, max_length), self.pad_id, "int32"))
         if return_attention:
-            initial += (ops.zeros((batch_size, max_length, attention_length), attention_dtype),)
-        outputs = ops.while_loop(not_done, body, initial, maximum_iterations=max_length)
+            outputs += (ops.zeros((batch_size, max_length, attention_length), attention_dtype),)
+        for index, end in enumerate(ends):
+            if index:
+                outputs = outputs[:2] + (grow_fn(outputs[2], end),) + outputs[3:]
+
+            # Each loop's own condition: its last step is `end` (a Python int at trace time).
+            def not_done(t, previous, state, finished, output_ids, *attention, end=end):
+                return ops.logical_and(t < end, ops.logical_not(ops.all(finished)))
+
+            outputs = ops.while_loop(not_done, body, outputs,
+                                     maximum_iterations=end - (ends[index - 1] if index else 0))
         return outputs[4], (outputs[5] if return_attention else None)
 
     def _force_length(self, logits, t, lengths):

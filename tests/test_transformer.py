@@ -51,18 +51,29 @@ def uncached_greedy(model, source_ids, steps):
     return chosen, np.stack(logits_by_step, 1)
 
 
+@pytest.mark.parametrize("segment", [None, 2, 4], ids=lambda s: f"segment{s}")
 @pytest.mark.parametrize("variant", VARIANTS, ids=variant_id)
-def test_cached_greedy_decoding_is_uncached_decoding(variant):
+def test_cached_greedy_decoding_is_uncached_decoding(variant, segment):
+    """Also when the cache grows between loops of `segment` steps (`greedy_segment`)."""
     keras.utils.set_random_seed(0)
     model = registry.build("transformer", max_output_length=9, **TINY, **variant)
+    model.backbone.decoder.greedy_segment = segment
     for weight in model.backbone.weights:  # far from the initial draws: decisive logits
         weight.assign(np.random.default_rng(1).normal(scale=0.5, size=weight.shape))
     source_ids = np.array([[5, 6, 7, 3, 0], [8, 3, 0, 0, 0], [6, 5, 9, 10, 3]], "int32")
-    ids = model.greedy_decode(source_ids, 9).numpy()
+    ids, attention = (t.numpy() for t in model.greedy_decode_with_attention(source_ids, 9))
     expected, logits = uncached_greedy(model, source_ids, 9)
     # Rows keep decoding past their <eos> in the uncached loop; the sampler writes <pad>.
     finished = np.cumsum(expected == EOS_ID, axis=1) - (expected == EOS_ID) > 0
     np.testing.assert_array_equal(ids, np.where(finished, PAD_ID, expected))
+    assert not finished[:, 5].all(), "a row must decode past the first loops"
+    if segment is not None:
+        # The attention of one loop of 9 steps, to float rounding.
+        model.backbone.decoder.greedy_segment = None
+        whole = model.backbone.decoder.greedy(model.backbone.encode(tf.constant(source_ids)), 9)
+        np.testing.assert_array_equal(whole[0].numpy(), ids)
+        np.testing.assert_allclose(whole[1].numpy(), attention, rtol=0, atol=1e-6)
+        return
     # And the step's logits are the teacher-forced ones (the sampler's own argmax aside).
     decoder = model.backbone.decoder
     memory = model.backbone.encode(tf.constant(source_ids))

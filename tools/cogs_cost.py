@@ -3,7 +3,7 @@
     python tools/cogs_cost.py --model seq2seq [--steps 60] [--rows 512]
 
 Builds the model of `configs/<model>/cogs.json` on COGS's training vocabularies, times
-`--steps` updates against 10 (the difference, per update, leaves out tracing and start-up),
+`--steps` updates of one fit (the median of the later half, which leaves out tracing),
 then decodes one batch of `--rows` gen sentences twice: the first lines of gen and its
 longest sentences. An untrained model never emits `<eos>`, so each batch runs to
 `max_output_length` (481): the worst case of a batch. Nothing is trained to convergence or
@@ -14,7 +14,7 @@ scored; the figures set the training budgets of the COGS configurations
 from __future__ import annotations
 
 import argparse
-import shutil
+import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -43,21 +43,23 @@ def main(argv=None) -> None:
     data = SCAN.training_data(run, 0)
     model = SCAN.new_model(run, data)
     fit = encode_split(model, data["fit"])
-    # A few dev lines: the validation that ends each timed fit stays short.
-    validation = encode_split(model, data["validation"][:64], unknown_words="unk")
-    seconds = {}
+    # A few dev lines: the validation that ends the timed fit stays short.
+    validation = encode_split(model, data["validation"][:8], unknown_words="unk")
+    ends = []
+    # The time of each update from one fit: the first ones trace a step for each new padded
+    # shape (length buckets), so the median of the later intervals is the update's cost.
+    timer = keras.callbacks.LambdaCallback(
+        on_train_batch_end=lambda batch, logs: ends.append(time.perf_counter()))
     with tempfile.TemporaryDirectory() as scratch:
-        for steps in (10, args.steps):
-            run_dir = Path(scratch) / str(steps)
-            settings = dict(config["training"], max_steps=steps, eval_every=steps,
-                            checkpoint_every=10 ** 6, patience=100)
-            start = time.perf_counter()
-            fit_split(model, settings, run_dir, fit, validation, seed=0, verbose=0)
-            seconds[steps] = time.perf_counter() - start
-            shutil.rmtree(run_dir)
-    per_update = (seconds[args.steps] - seconds[10]) / (args.steps - 10)
+        settings = dict(config["training"], max_steps=args.steps, eval_every=args.steps,
+                        checkpoint_every=10 ** 6, patience=100)
+        fit_split(model, settings, Path(scratch) / "run", fit, validation, seed=0, verbose=0,
+                  callbacks=[timer])
+    intervals = [later - earlier for earlier, later in zip(ends, ends[1:])]
+    per_update = statistics.median(intervals[len(intervals) // 2:])
     print(f"{args.model}: {per_update:.3f} s per update (batch "
-          f"{config['training']['batch_size']})")
+          f"{config['training']['batch_size']}; median of updates "
+          f"{len(intervals) // 2 + 2}-{len(ends)})")
     gen = tfds_scan.load_pairs("cogs", "gen")
     longest = sorted(gen, key=lambda pair: -len(pair[0].split()))
     for name, rows in (("first gen sentences", gen[:args.rows]),

@@ -85,11 +85,21 @@ class RecurrentDecoder(keras.layers.Layer):
         `initial_state(memory)` unless a decoder also reads the length."""
         return self.initial_state(memory)
 
+    # None, or the steps per loop of greedy decoding for a decoder whose state grows with
+    # the steps (`GreedySampler`'s `segment`; `greedy_state` is then sized for the first
+    # loop and `grow_greedy_state` sizes it for the next).
+    greedy_segment = None
+
     def greedy_state(self, memory, lengths, max_length):
         """The loop state at the first step of a greedy decoding of `max_length` steps:
         `start_state(memory, lengths)` unless a decoder's state depends on the number of
         steps (the Transformer's key/value cache holds one entry per step)."""
         return self.start_state(memory, lengths)
+
+    def grow_greedy_state(self, state, steps):
+        """The loop state sized for `steps` steps (with `greedy_segment`); `state` itself by
+        default."""
+        return state
 
     def initial_state(self, memory):
         """The loop state at the first step (a tensor or a nested structure of them)."""
@@ -219,11 +229,15 @@ class RecurrentDecoder(keras.layers.Layer):
         the attention None when `return_attention` is False; with `lengths` (batch,) each
         row gets exactly that many tokens before its `<eos>` (`GreedySampler`)."""
         constants = self.prepare_greedy(memory)
+        segment = (None if self.greedy_segment is None or self.greedy_segment >= max_length
+                   else self.greedy_segment)
+        first = max_length if segment is None else segment
         return self.sampler(
             lambda previous, state: self.greedy_step(previous, state, memory, constants),
-            self.greedy_state(memory, lengths, max_length), ops.shape(memory[0])[0], max_length,
+            self.greedy_state(memory, lengths, first), ops.shape(memory[0])[0], max_length,
             attention_length=self.attention_length(memory), attention_dtype=self.compute_dtype,
-            return_attention=return_attention, lengths=lengths)
+            return_attention=return_attention, lengths=lengths, segment=segment,
+            grow_fn=self.grow_greedy_state)
 
     def get_config(self):
         config = super().get_config()

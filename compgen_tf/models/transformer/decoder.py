@@ -121,6 +121,21 @@ class TransformerDecoder(RecurrentDecoder):
             x = layer(x, encoder_outputs, source_mask, training=training)
         return self.block_special_logits(self.output_projection(x))
 
+    # Greedy decoding runs in loops of this many steps, the cache padded between them, so a
+    # step reads and writes a cache as long as the steps so far need: decoding COGS (up to
+    # 481 steps) with one cache of 481 positions cost every step what the last one costs.
+    greedy_segment = 32
+
+    def grow_greedy_state(self, state, steps):
+        """The cache padded with zeros to `steps` positions (never read before written)."""
+        position, caches = state
+        grown = []
+        for cache in caches:
+            extra = steps - cache[0].shape[1]
+            grown.append(tuple(ops.pad(part, ((0, 0), (0, extra), (0, 0), (0, 0)))
+                               for part in cache))
+        return position, tuple(grown)
+
     def greedy_state(self, memory, lengths, max_length):
         """(step index 0, a zero key/value cache of `max_length` positions per application)."""
         batch = ops.shape(memory[0])[0]
