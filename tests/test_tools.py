@@ -81,3 +81,31 @@ def test_mt_output_lengths_counts_run_on_outputs_and_keeps_earlier_runs(tmp_path
     assert report["per_run"][0] == first
     assert report["earlier_commands"] == [f"python tools/mt_output_lengths.py --run "
                                           f"{tmp_path / 'a'}"]
+
+
+def test_mt_target_entropy_is_the_source_blind_cross_entropy_of_the_fit_targets(monkeypatch):
+    import importlib.util
+    import math
+
+    import tfds_scan
+
+    spec = importlib.util.spec_from_file_location("mt_target_entropy",
+                                                  ROOT / "tools" / "mt_target_entropy.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    asked = []
+
+    def pairs(split, part, **carve):
+        asked.append((split, part, carve))
+        return [("x", "a b"), ("y", "a")]
+
+    monkeypatch.setattr(tfds_scan, "load_pairs", pairs)
+    counts = tool.target_entropies("mt_eng_fra_daxy")
+    assert asked == [("mt_eng_fra_daxy", "fit",
+                      {"validation_fraction": 0.2, "validation_seed": 0})]
+    # Tokens a b <eos> a <eos>: a 2/5, b 1/5, <eos> 2/5.
+    assert counts["target_tokens"] == 5
+    assert math.isclose(counts["unigram_entropy_nats"],
+                        -(2 * 0.4 * math.log(0.4) + 0.2 * math.log(0.2)))
+    # After <sos> always a; after a: b or <eos> (1/2 each); after b always <eos>.
+    assert math.isclose(counts["bigram_conditional_entropy_nats"], 2 / 5 * math.log(2))
