@@ -15,6 +15,13 @@ steps, validating once at the end on a small carved validation set and scoring n
 else; the figure is the run's own `wall_time_s` from `metrics.json` (training, first-step
 tracing included, validation and scoring excluded) and the time per step. The command runs
 from the checkout this script lies in (its parent folder is put first on `PYTHONPATH`).
+
+`--backends tensorflow,jax` times each family on both Keras backends, one after the other
+(the JAX figure includes its compilations, one per batch shape, as TensorFlow's includes its
+tracing):
+
+    python benchmarks/cli_training_speed.py --backends tensorflow,jax \
+        --out results/benchmarks/cli_training_speed_backends.json
 """
 
 from __future__ import annotations
@@ -46,10 +53,13 @@ FAMILIES = {
 }
 
 
-def train_once(family: str, run_dir: Path) -> dict:
-    """Trains `family` for its steps in `run_dir`; returns its training time."""
+def train_once(family: str, run_dir: Path, backend: str | None = None) -> dict:
+    """Trains `family` for its steps in `run_dir` (on `backend`: `--backend`, which versions
+    before 0.2.0's JAX training lack; None: the command's default); returns its training
+    time."""
     flag, data, steps = FAMILIES[family]
     command = [sys.executable, "-m", "compgen_tf.train", "--model", family, flag, data,
+               *(["--backend", backend] if backend else []),
                "--seed", "0", "--output", str(run_dir), "--quiet",
                "--set", f"training.max_steps={steps}", "--set", f"training.eval_every={steps}",
                "--set", f"training.checkpoint_every={steps}"]
@@ -72,6 +82,10 @@ def main(argv=None):
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--families", default=",".join(FAMILIES),
                         help=f"comma-separated, from {', '.join(FAMILIES)}")
+    parser.add_argument("--backends",
+                        help="comma-separated Keras backends (tensorflow, jax): each family "
+                             "trains on each in turn, keys <family>_<backend>_...; default: "
+                             "the command's own backend, keys <family>_...")
     parser.add_argument("--out", help="also write the JSON line to this file")
     args = parser.parse_args(argv)
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -82,10 +96,13 @@ def main(argv=None):
     result = {"benchmark": "cli_training_speed",
               "command": "python benchmarks/cli_training_speed.py " + shlex.join(argv),
               "cpu_count": os.cpu_count()}
+    backends = args.backends.split(",") if args.backends else [None]
     with tempfile.TemporaryDirectory() as folder:
         for family in families:
-            timing = train_once(family, Path(folder) / family)
-            result.update({f"{family}_{key}": value for key, value in timing.items()})
+            for backend in backends:  # one family on every backend in a row: the same load
+                name = f"{family}_{backend}" if backend else family
+                timing = train_once(family, Path(folder) / name, backend)
+                result.update({f"{name}_{key}": value for key, value in timing.items()})
     emit(result, args.out)
     return 0
 

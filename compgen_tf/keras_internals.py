@@ -17,7 +17,9 @@ checked, 3.6.0 to 3.15.1, with TensorFlow 2.21 (`tests/test_keras_internals.py` 
   and all-reduces it with a MEAN over the replicas (which fails for integer ids) to build
   the model and the compiled metrics. Keras offers no public switch for it; a model that is
   built at construction and compiles no loss or metrics has nothing to build, so the mixin
-  overrides that one method.
+  overrides that method, and `_symbolic_build`, which Keras' JAX trainer calls at the start
+  of `fit` to trace the model's `call` on the first batch's inputs (a task model's inputs
+  are its batch's first element only, which `call` does not take).
 """
 
 from __future__ import annotations
@@ -36,3 +38,8 @@ class SkipSymbolicBuild:
         if self.optimizer is not None and not self.optimizer.built:
             with self.distribute_strategy.scope():
                 self.optimizer.build(self.trainable_variables)
+
+    # The JAX (and PyTorch) trainers call this one directly, with no strategy.
+    def _symbolic_build(self, iterator=None, data_batch=None):
+        if self.optimizer is not None and not self.optimizer.built:
+            self.optimizer.build(self.trainable_variables)

@@ -56,6 +56,9 @@ COGS_SPLITS = ("cogs",)
 SPLITS = SCAN_SPLITS + MT_SPLITS + TOY_PAIR_SPLITS + COGS_SPLITS
 VALIDATION_CARVES = ("random", "tail")
 STRATEGIES = ("default", "mirrored", "multi_worker")
+# `--backend` of train, tune and reproduce: the Keras backends a run trains on (data and
+# serving stay TensorFlow's on both).
+BACKENDS = ("tensorflow", "jax")
 TUNERS = ("hyperband", "random", "bayesian")
 DEFAULT_MAX_TRIALS = 10
 DEFAULT_MAX_EPOCHS = 27

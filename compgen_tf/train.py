@@ -7,10 +7,11 @@ TensorFlow's log lines hidden unless `--verbose` is given, and re-exports its na
 
 import sys
 
-from compgen_tf.cli.common import quiet_tensorflow_logs
+from compgen_tf.cli.common import quiet_tensorflow_logs, select_backend
 
-if __name__ == "__main__":  # before anything imports TensorFlow
+if __name__ == "__main__":  # before anything imports TensorFlow or Keras
     quiet_tensorflow_logs(sys.argv[1:])
+    select_backend(sys.argv[1:])
 
 from compgen_tf.cli.train import DEFAULT_MODEL, DEFAULT_SPLIT, build_parser, main  # noqa: E402
 

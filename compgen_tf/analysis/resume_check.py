@@ -51,8 +51,14 @@ def train(run_dir: Path, config: dict, steps: int, every: int, stop_after: int |
         The trained model.
     """
     class StopAfter(keras.callbacks.Callback):
+        # Counts the updates (on JAX the optimizer's step is not readable between two
+        # batches of a fit epoch).
+        def on_train_begin(self, logs=None):
+            self.step = int(self.model.optimizer.iterations.numpy())
+
         def on_train_batch_end(self, batch, logs=None):
-            if int(self.model.optimizer.iterations.numpy()) >= stop_after:
+            self.step += 1
+            if self.step >= stop_after:
                 raise KeyboardInterrupt
 
     examples = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()

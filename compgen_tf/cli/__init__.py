@@ -19,7 +19,8 @@ TensorFlow's log lines are hidden unless `--verbose` is given, anywhere on the l
 library's, whose import leaves the host's streams alone). `--help` and a refused argument
 are answered before TensorFlow is imported (the names offered come from `compgen_tf.names`);
 an argument error is one line, `PROG: error: MESSAGE`, and exit code 2
-(`compgen_tf.cli.common.ArgumentParser`).
+(`compgen_tf.cli.common.ArgumentParser`). `--backend jax` of `train`, `tune` and
+`reproduce` sets `KERAS_BACKEND` before Keras is imported (`compgen_tf.cli.common.select_backend`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ import importlib
 import sys
 
 from compgen_tf.cli.common import (import_tensorflow_quietly, quiet_tensorflow_logs,
-                                   tensorflow_import_hidden)
+                                   select_backend, tensorflow_import_hidden)
 
 __all__ = ["COMMANDS", "import_tensorflow_quietly", "main", "quiet_tensorflow_logs", "usage"]
 
@@ -83,6 +84,7 @@ def main(argv=None) -> int:
         print(f"error: unknown command {command!r}; one of: {', '.join(COMMANDS)}",
               file=sys.stderr)
         return 2
+    select_backend(rest)  # before the command's module imports Keras
     with tensorflow_import_hidden():  # a command whose module imports TensorFlow at once
         module = importlib.import_module(COMMANDS[command][0])
     return module.main(rest)

@@ -17,6 +17,8 @@ import os
 import sys
 from pathlib import Path
 
+from compgen_tf import names
+
 
 @contextlib.contextmanager
 def _stderr_to_devnull():
@@ -61,6 +63,40 @@ def quiet_tensorflow_logs(argv) -> None:
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 
 
+def select_backend(argv) -> None:
+    """What an entry point does before anything imports Keras: `--backend NAME` (or
+    `--backend=NAME`) in `argv` sets `KERAS_BACKEND`, which Keras reads once, at import.
+
+    A name outside `names.BACKENDS` is left for the command's parser to refuse (one line,
+    exit 2); so is a backend other than the one of a Keras imported already (a test or a
+    notebook calling a command's `main`): `check_backend` says so after parsing.
+    """
+    for i, arg in enumerate(argv):
+        value = (argv[i + 1] if arg == "--backend" and i + 1 < len(argv)
+                 else arg.split("=", 1)[1] if arg.startswith("--backend=") else None)
+        if value in names.BACKENDS and "keras" not in sys.modules:
+            os.environ["KERAS_BACKEND"] = value
+
+
+def add_backend_argument(parser) -> None:
+    """`--backend {tensorflow,jax}` of a command that trains (`select_backend`)."""
+    parser.add_argument(
+        "--backend", choices=names.BACKENDS, default=None,
+        help="Keras backend to train on (default: KERAS_BACKEND, else tensorflow); data, "
+             "export and serving stay TensorFlow's, and a run resumes only on the backend "
+             "it started on")
+
+
+def check_backend(parser, args) -> None:
+    """Refuses (one line, exit 2) a `--backend` that the imported Keras does not run."""
+    import keras
+
+    if args.backend is not None and keras.backend.backend() != args.backend:
+        parser.error(f"--backend {args.backend}: Keras was imported already on its "
+                     f"{keras.backend.backend()} backend in this process; run the command "
+                     "in a process of its own (or set KERAS_BACKEND before importing Keras)")
+
+
 @contextlib.contextmanager
 def tensorflow_import_hidden():
     """Hides what TensorFlow prints while it is imported in the block, unless `--verbose`
@@ -80,6 +116,12 @@ def import_tensorflow_quietly() -> None:
     printed after the import."""
     with tensorflow_import_hidden():
         import keras
+
+        if keras.backend.backend() != "tensorflow":
+            try:  # the data and the export are TensorFlow's on every backend
+                import tensorflow  # noqa: F401
+            except ImportError:
+                pass
     if keras.backend.backend() == "tensorflow":
         import compgen_tf.models  # noqa: F401  (registers the model classes for loading)
 

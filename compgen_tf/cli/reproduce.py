@@ -39,7 +39,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from compgen_tf import names
-from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
+from compgen_tf.cli.common import (ArgumentParser, add_backend_argument, check_backend,
+                                   import_tensorflow_quietly, name_of)
 # Both read no TensorFlow: the parser's defaults and the recorded command are made before
 # the training modules (which import it) are, so that `--help` answers at once.
 from compgen_tf.experiments.results import RESULTS_DIR, without_options
@@ -93,6 +94,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--results-dir", default=str(RESULTS_DIR))
     parser.add_argument("--jobs", type=int, default=1,
                         help="seeds trained at a time, each in its own process")
+    add_backend_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
     parser.add_argument("--no-results", action="store_true", help=argparse.SUPPRESS)
     return parser
@@ -133,6 +135,7 @@ def reproduction(argv) -> Reproduction | int:
     if args.seeds < 1 or args.jobs < 1 or args.first_seed < 0:
         parser.error("--seeds and --jobs must be at least 1, --first-seed at least 0")
     import_tensorflow_quietly()
+    check_backend(parser, args)
     from compgen_tf import registry
     from compgen_tf.experiments.episodes import ablation_overrides
     from compgen_tf.experiments.kinds import experiment_for

@@ -23,8 +23,8 @@ import sys
 from pathlib import Path
 
 from compgen_tf import names
-from compgen_tf.cli.common import (ArgumentParser, import_tensorflow_quietly, name_of,
-                                   name_or_folder)
+from compgen_tf.cli.common import (ArgumentParser, add_backend_argument, check_backend,
+                                   import_tensorflow_quietly, name_of, name_or_folder)
 
 DEFAULT_MODEL = "syntactic_attention"
 DEFAULT_SPLIT = {"seq2seq": "simple", "syntactic_attention": "addprim_jump"}
@@ -71,6 +71,7 @@ def build_parser() -> ArgumentParser:
                              "each evaluation (elsewhere, e.g. in a log file)")
     parser.add_argument("--verbose", action="store_true",
                         help="show TensorFlow's log lines (hidden by default)")
+    add_backend_argument(parser)
     parser.add_argument("--strategy", choices=names.STRATEGIES, default="default",
                         help="tf.distribute strategy: default (one device), mirrored (every "
                              "visible GPU), multi_worker (the cluster in TF_CONFIG; run the same "
@@ -97,8 +98,16 @@ def main(argv=None) -> int:
         0 when the run is trained (a multi-worker worker: when its part is done); 2 when
         an argument, the configuration or the run directory is refused.
     """
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     import_tensorflow_quietly()
+    check_backend(parser, args)
+    import keras
+
+    if keras.backend.backend() != "tensorflow" and (args.strategy != "default"
+                                                    or args.cpu_devices is not None):
+        parser.error(f"--strategy and --cpu-devices are tf.distribute's: they apply on the "
+                     f"tensorflow backend, not on {keras.backend.backend()}")
     from compgen_tf import registry
     from compgen_tf.errors import ConfigError, RunDirectoryError
     from compgen_tf.experiments.episodes import ablation_overrides

@@ -96,7 +96,8 @@ import sys
 from pathlib import Path
 
 from compgen_tf import names
-from compgen_tf.cli.common import ArgumentParser, import_tensorflow_quietly, name_of
+from compgen_tf.cli.common import (ArgumentParser, add_backend_argument, check_backend,
+                                   import_tensorflow_quietly, name_of)
 from compgen_tf.errors import ConfigError
 from compgen_tf.names import DEFAULT_MAX_EPOCHS, DEFAULT_MAX_TRIALS, TUNERS
 
@@ -137,6 +138,7 @@ def build_parser() -> ArgumentParser:
     parser.add_argument("--distributed", action="store_true",
                         help="keras-tuner chief/worker mode: this process is the chief or a "
                              "worker, as KERASTUNER_TUNER_ID says (see above)")
+    add_backend_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no per-trial keras-tuner report")
     return parser
 
@@ -168,8 +170,10 @@ def main(argv=None) -> int:
         argument, the configuration or the search space is refused, or the output holds
         another search.
     """
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     import_tensorflow_quietly()
+    check_backend(parser, args)
     from compgen_tf import registry
     from compgen_tf.experiments.kinds import experiment_for
     from compgen_tf.experiments.search_space import (SearchSpaceError, load_search_space,

@@ -348,7 +348,7 @@ class Experiment:
             metrics[key] = {**metrics.get(key, {}), **values}
         metrics.update({"model": config.model, config.task_key: config.task, "seed": seed,
                         "evaluation_time_s": round(time.perf_counter() - started, 1),
-                        "versions": package_versions()})
+                        "backend": keras.backend.backend(), "versions": package_versions()})
         return metrics
 
     def fit_examples(self, config: RunConfig) -> int:

@@ -13,7 +13,7 @@ from compgen_tf.layers import WeightedAutomaton
 from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.losses import token_cross_entropy
 from compgen_tf.models.preprocessor import Seq2SeqPreprocessor, as_str_list
-from compgen_tf.models.train_step import AUTOGRAPH, TrainStep
+from compgen_tf.models.train_step import AUTOGRAPH, TrainStep, stateless_uniform
 from compgen_tf.tokens import EOS_ID, PAD_ID
 
 class Seq2SeqModel(TrainStep, keras.Model):
@@ -260,8 +260,8 @@ class Seq2SeqModel(TrainStep, keras.Model):
         if seed is None or teacher_forcing_ratio >= 1.0:
             return self.backbone({"source_ids": source_ids, "target_ids": target_ids},
                                  training=training)
-        teacher_forced = tf.random.stateless_uniform(
-            [tf.shape(target_ids)[0]], seed) < teacher_forcing_ratio
+        teacher_forced = stateless_uniform(
+            (keras.ops.shape(target_ids)[0],), seed) < teacher_forcing_ratio
         memory = self.backbone.encode(source_ids, training=training)
         return self.backbone.decoder(target_ids, memory, training=training,
                                      teacher_forced=teacher_forced)
@@ -279,16 +279,17 @@ class Seq2SeqModel(TrainStep, keras.Model):
                                      teacher_forcing_ratio=self.teacher_forcing_ratio, seed=seed)
         if not self._has_length_head:
             return token_cross_entropy(target_ids, logits, self.label_smoothing)
-        is_output = tf.logical_and(tf.not_equal(target_ids, PAD_ID),
-                                   tf.not_equal(target_ids, EOS_ID))
+        ops = keras.ops
+        is_output = ops.logical_and(ops.not_equal(target_ids, PAD_ID),
+                                    ops.not_equal(target_ids, EOS_ID))
         summed, tokens = token_cross_entropy(
-            tf.where(is_output, target_ids, PAD_ID), logits, self.label_smoothing)
+            ops.where(is_output, target_ids, PAD_ID), logits, self.label_smoothing)
         if not self.length_head.trainable:
             return summed, tokens
-        lengths = tf.reduce_sum(tf.cast(is_output, tf.float32), axis=1)
+        lengths = ops.sum(ops.cast(is_output, "float32"), axis=1)
         error = self.length_head(source_ids) - lengths
-        squared = self.length_loss_weight * tf.reduce_sum(tf.square(error))
-        return summed + tf.cast(squared, summed.dtype), tokens
+        squared = self.length_loss_weight * ops.sum(ops.square(error))
+        return summed + ops.cast(squared, summed.dtype), tokens
 
     def fit_length_head(self, source_ids, lengths, steps=20000, learning_rate=3e-3,
                         batch_size=256, seed=0):
@@ -312,10 +313,11 @@ class Seq2SeqModel(TrainStep, keras.Model):
         inputs = keras.Input((None,), dtype="int32", name="source_ids")
         counter = keras.Model(inputs, head(inputs), name="length_head_fit")
         schedule = keras.optimizers.schedules.CosineDecay(float(learning_rate), int(steps))
-        # Not XLA-compiled: the gradient of the head's loop over an unknown length needs
-        # the loop's intermediate states in a TensorList, which XLA refuses.
+        # Not XLA-compiled on TensorFlow: the gradient of the head's loop over an unknown
+        # length needs the loop's intermediate states in a TensorList, which XLA refuses.
+        # JAX knows every length when it traces, and runs a step that is not jitted op by op.
         counter.compile(optimizer=keras.optimizers.Adam(schedule, global_clipnorm=1.0),
-                        loss="mse", jit_compile=False)
+                        loss="mse", jit_compile=keras.backend.backend() == "jax")
         examples = tf.data.Dataset.from_tensor_slices(
             (np.asarray(source_ids, "int32"), np.asarray(lengths, "float32")))
         batches = examples.shuffle(len(lengths), seed=seed).repeat().batch(int(batch_size))
@@ -328,8 +330,10 @@ class Seq2SeqModel(TrainStep, keras.Model):
         """The length head's output lengths (batch,) int32, rounded and clipped to
         [0, max_output_length] (at max_output_length the row gets no `<eos>`, and serving
         reports it)."""
-        counts = tf.round(self.length_head(tf.convert_to_tensor(source_ids, tf.int32)))
-        return tf.cast(tf.clip_by_value(counts, 0.0, float(self.max_output_length)), tf.int32)
+        counts = keras.ops.round(self.length_head(keras.ops.convert_to_tensor(source_ids,
+                                                                               "int32")))
+        return keras.ops.cast(keras.ops.clip(counts, 0.0, float(self.max_output_length)),
+                              "int32")
 
     def predict_ids(self, data):
         """What `predict` returns for a batch of `source_ids` (or `(source_ids, ...)`): the
@@ -338,7 +342,7 @@ class Seq2SeqModel(TrainStep, keras.Model):
 
     def greedy_decode(self, source_ids, max_length=None):
         """Greedy decoding: (batch, max_length) int32 ids, `<pad>` after each `<eos>`."""
-        source_ids = tf.convert_to_tensor(source_ids, tf.int32)
+        source_ids = keras.ops.convert_to_tensor(source_ids, "int32")
         memory = self.backbone.encode(source_ids)
         return self.backbone.decoder.greedy(memory, max_length or self.max_output_length,
                                             return_attention=False,
@@ -354,7 +358,7 @@ class Seq2SeqModel(TrainStep, keras.Model):
     def greedy_decode_with_attention(self, source_ids, max_length=None):
         """(decoded ids (B, max_length), attention weights (B, max_length, S)), through the
         library's one sampler (`compgen_tf.decoding.GreedySampler`)."""
-        source_ids = tf.convert_to_tensor(source_ids, tf.int32)
+        source_ids = keras.ops.convert_to_tensor(source_ids, "int32")
         memory = self.backbone.encode(source_ids)
         return self.backbone.decoder.greedy(memory, max_length or self.max_output_length,
                                             lengths=self._lengths(source_ids))
@@ -521,12 +525,18 @@ _GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def graph_for_any_ids(model, method_name: str, count: int):
     """`model.<method_name>` as a tf.function of `count` int32 (batch, length) arrays.
 
+    On JAX, `jax.jit` of the method over the model's current variable values and the ids
+    (traced once per shape of the ids); it returns a `tf.Tensor` as the tf.function does,
+    since what reads the ids next (the preprocessor, `serving_outputs`) is TensorFlow's.
+
     Traced once, for every shape: a function traced on the first call's shapes traces
     again at the next length before it relaxes them, and each trace of a decoder costs
     seconds. Traced without AutoGraph (see `AUTOGRAPH`). The function reaches the model
     through a weak reference, so that the cache does not keep the model alive.
     """
     graphs = _GRAPHS.setdefault(model, {})
+    if method_name not in graphs and keras.backend.backend() == "jax":
+        graphs[method_name] = _jitted_for_any_ids(model, method_name)
     if method_name not in graphs:
         method, owner = getattr(type(model), method_name), weakref.ref(model)
         graphs[method_name] = tf.function(
@@ -534,3 +544,25 @@ def graph_for_any_ids(model, method_name: str, count: int):
             input_signature=[tf.TensorSpec([None, None], tf.int32)] * count,
             autograph=AUTOGRAPH)
     return graphs[method_name]
+
+
+def _jitted_for_any_ids(model, method_name: str):
+    """`graph_for_any_ids` on JAX: the variables' values are arguments of the jitted
+    function, not constants of its trace, so it decodes with the weights the model holds
+    when it is called (a fit between two calls changes them)."""
+    import jax
+
+    method, owner = getattr(type(model), method_name), weakref.ref(model)
+
+    @jax.jit
+    def run(values, *ids):
+        model = owner()
+        with keras.StatelessScope(state_mapping=list(zip(model.variables, values))):
+            return method(model, *ids)
+
+    def call(*ids):
+        values = [variable.value for variable in owner().variables]
+        output = run(values, *(np.asarray(x, "int32") for x in ids))
+        return tf.nest.map_structure(lambda x: tf.convert_to_tensor(np.asarray(x)), output)
+
+    return call

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 import keras
@@ -16,6 +17,18 @@ from compgen_tf.models.unrolling import unrolled_recurrences
 # three times slower (benchmarks/decode_tracing.py), which every `train`, `evaluate` and
 # `export` command pays. A tensor used as a Python condition fails loudly.
 AUTOGRAPH = False
+
+
+def stateless_uniform(shape, seed):
+    """Draws uniform in [0, 1), a pure function of the stateless `seed` (int32, shape (2,)).
+
+    `tf.random.stateless_uniform` on TensorFlow (the draws of every run trained there); on
+    JAX the seed is the raw key of `jax.random` (other numbers, equally a function of the
+    seed). The teacher-forcing draws of `train_step`.
+    """
+    if keras.backend.backend() == "tensorflow":
+        return tf.random.stateless_uniform(shape, seed)
+    return keras.random.uniform(shape, seed=keras.ops.cast(seed, "uint32"))
 
 
 class TrainStep(SkipSymbolicBuild):
@@ -54,11 +67,14 @@ class TrainStep(SkipSymbolicBuild):
             step by step (`compgen_tf.models.unrolling`; one replica only). XLA runs their
             gradients several times faster so, which pays at small batches; each new
             shape costs one more compilation, so batches should be length-bucketed.
+        log_update_loss: each step's logs also hold `update_loss`, that update's own loss
+            beside the epoch's mean so far (`loss`): what the library's runs log
+            (`compgen_tf.training.callbacks.ModelSelection`); off, the logs are Keras' own.
     """
 
     # Until `compile` sets them.
     clip_norm, teacher_forcing_ratio, sampling_seed, unroll = None, 1.0, 0, False
-    label_smoothing = 0.0
+    label_smoothing, log_update_loss = 0.0, False
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -69,7 +85,7 @@ class TrainStep(SkipSymbolicBuild):
 
     def compile(self, optimizer="adam", clip_norm=None, teacher_forcing_ratio=1.0,
                 sampling_seed=0, jit_compile=False, unroll=False, label_smoothing=0.0,
-                **kwargs):
+                log_update_loss=False, **kwargs):
         """Keras' `compile` with no loss or metrics of Keras' own, plus the step's settings.
 
         Resets `loss_tracker`. The arguments beyond Keras' are described in the class
@@ -96,6 +112,7 @@ class TrainStep(SkipSymbolicBuild):
         if not 0.0 <= float(label_smoothing) < 1.0:
             raise ValueError(f"label_smoothing must be in [0, 1), got {label_smoothing}")
         self.label_smoothing = float(label_smoothing)
+        self.log_update_loss = bool(log_update_loss)
         self.clip_norm = None if clip_norm is None else float(clip_norm)
         self.teacher_forcing_ratio = float(teacher_forcing_ratio)
         self.sampling_seed = int(sampling_seed)
@@ -121,8 +138,9 @@ class TrainStep(SkipSymbolicBuild):
     # and never calls them, so the setting is kept as given.
     @property
     def jit_compile(self):
-        """Whether the train step is compiled with XLA: as `compile` was given it."""
-        return bool(getattr(self, "_xla", False))
+        """Whether the train step is compiled with XLA: as `compile` was given it on
+        TensorFlow; always on JAX, where a step that is not jitted runs op by op."""
+        return keras.backend.backend() == "jax" or bool(getattr(self, "_xla", False))
 
     @jit_compile.setter
     def jit_compile(self, value):
@@ -145,10 +163,24 @@ class TrainStep(SkipSymbolicBuild):
         """Does nothing: a loaded model is left uncompiled (see `get_compile_config`)."""
         pass
 
-    def test_step(self, data):
+    def test_step(self, *args):
         """`evaluate`'s step: `token_loss` without dropout or feedback, over the global
         batch's tokens, added to `loss_tracker` weighted by them (over a dataset: the loss
-        per token). Returns `{"loss": ...}`."""
+        per token). Returns `{"loss": ...}` (on JAX, with the new state: `train_step`)."""
+        if keras.backend.backend() == "jax":
+            (trainable, non_trainable, metric_values), data = args
+            mapping = [*zip(self.trainable_variables, trainable),
+                       *zip(self.non_trainable_variables, non_trainable),
+                       *zip(self.metrics_variables, metric_values)]
+            with keras.StatelessScope(state_mapping=mapping) as scope:
+                summed, tokens = self.token_loss(data, training=False)
+                tokens = keras.ops.cast(tokens, summed.dtype)
+                self.loss_tracker.update_state(summed / keras.ops.maximum(tokens, 1.0),
+                                               sample_weight=tokens)
+                logs = {"loss": self.loss_tracker.result()}
+            return logs, (trainable, non_trainable,
+                          _current_values(scope, self.metrics_variables, metric_values))
+        (data,) = args
         context = tf.distribute.get_replica_context()
         summed, tokens = self.token_loss(data, training=False)
         summed = context.all_reduce(tf.distribute.ReduceOp.SUM, summed)
@@ -157,9 +189,18 @@ class TrainStep(SkipSymbolicBuild):
         self.loss_tracker.update_state(summed / tf.maximum(tokens, 1.0), sample_weight=tokens)
         return {"loss": self.loss_tracker.result()}
 
-    def predict_step(self, data):
-        """`predict`'s step: `predict_ids(data)`."""
-        return self.predict_ids(data)
+    def predict_step(self, *args):
+        """`predict`'s step: `predict_ids(data)` (on JAX `(state, data)` in, `(ids, state)`
+        out: `train_step`)."""
+        if keras.backend.backend() != "jax":
+            (data,) = args
+            return self.predict_ids(data)
+        (trainable, non_trainable), data = args
+        mapping = [*zip(self.trainable_variables, trainable),
+                   *zip(self.non_trainable_variables, non_trainable)]
+        with keras.StatelessScope(state_mapping=mapping) as scope:
+            ids = self.predict_ids(data)
+        return ids, _current_values(scope, self.non_trainable_variables, non_trainable)
 
     def predict_ids(self, data):
         """What `predict` returns for a batch (greedy output ids for the sequence models);
@@ -173,7 +214,9 @@ class TrainStep(SkipSymbolicBuild):
         of its shape (XLA as `jit_compile` says), traced with the lengths known and the
         recurrences written out (`compgen_tf.models.unrolling.unrolled_recurrences`).
         """
-        if not self.unroll:
+        if not self.unroll or keras.backend.backend() == "jax":
+            # JAX traces a jitted step for each new batch shape anyway, lengths known:
+            # `jax_train_step` writes the recurrences out itself.
             return super().make_train_function(force)
         if self.train_function is not None and not force:
             return self.train_function
@@ -200,14 +243,21 @@ class TrainStep(SkipSymbolicBuild):
         with unrolled_recurrences():
             return self.train_step(data)
 
-    def train_step(self, data):
+    def train_step(self, *args):
         """One optimizer step over the global batch, as the class docstring describes.
 
         `token_loss` with the step's stateless seed, over the global batch's tokens, plus
         each replica's share of the layers' weight penalties; the replicas' gradients
         summed, clipped to `clip_norm`, and applied as each replica's share. Returns
-        `{"loss": ...}`, the epoch's mean training loss so far (`loss_tracker`).
+        `{"loss": ...}`, the epoch's mean training loss so far (`loss_tracker`), and with
+        `log_update_loss` this update's own as `"update_loss"`.
+
+        On TensorFlow Keras calls it with the batch; on JAX with `(state, batch)` (Keras'
+        JAX trainer: the variables' values in, their new values out, see `jax_train_step`).
         """
+        if keras.backend.backend() == "jax":
+            return self.jax_train_step(*args)
+        (data,) = args
         context = tf.distribute.get_replica_context()
         replicas, replica = context.num_replicas_in_sync, context.replica_id_in_sync_group
         step = tf.cast(self.optimizer.iterations, tf.int32)
@@ -230,13 +280,75 @@ class TrainStep(SkipSymbolicBuild):
         # The optimizer sums what every replica applies: each applies its share of the sum.
         self.optimizer.apply_gradients([(g / replicas, variables[i])
                                         for g, i in zip(summed_gradients, present)])
-        loss = context.all_reduce(tf.distribute.ReduceOp.SUM, loss)
+        update_loss = context.all_reduce(tf.distribute.ReduceOp.SUM, loss)
         # Keras reads the epoch logs from `metrics`: the mean training loss of the epoch
         # (a non-finite step makes it non-finite, which ModelSelection reports).
-        self.loss_tracker.update_state(loss)
-        loss = self.loss_tracker.result()
+        self.loss_tracker.update_state(update_loss)
+        logs = {"loss": self.loss_tracker.result(),
+                **({"update_loss": update_loss} if self.log_update_loss else {})}
         if isinstance(tf.distribute.get_strategy(), tf.distribute.MultiWorkerMirroredStrategy):
             # Keras reduces a multi-worker step's outputs with a MEAN along axis 0, which a
-            # scalar lacks: give it one, the reduction takes it away again.
-            loss = tf.reshape(loss, [1])
-        return {"loss": loss}
+            # scalar lacks: give them one, the reduction takes it away again.
+            logs = {name: tf.reshape(value, [1]) for name, value in logs.items()}
+        return logs
+
+    def jax_train_step(self, state, data):
+        """`train_step` on JAX: one device, the same loss, clipping and seeds as on TensorFlow.
+
+        Keras' JAX trainer jits it and threads the variables' values through it:
+        `state` is (trainable, non-trainable, optimizer, metric values) and the step
+        returns `(logs, new state)`. `token_loss` runs in a `keras.StatelessScope` over
+        those values (the seed generators' states among the non-trainable ones, so dropout
+        streams advance as on TensorFlow); `jax.value_and_grad` differentiates it; the
+        gradients are clipped to `clip_norm` by their global norm as
+        `tf.clip_by_global_norm` does and applied with the optimizer's `stateless_apply`.
+        The teacher-forcing seed is `(sampling_seed, step)`, one replica's seed on
+        TensorFlow; JAX draws other numbers from it than TensorFlow does (different
+        generators), the same ones for the same step on every run.
+        """
+        import jax
+
+        trainable, non_trainable, optimizer_values, metric_values = state
+        iterations = optimizer_values[_index_of(self.optimizer.variables,
+                                                self.optimizer.iterations)]
+        seed = keras.ops.stack([keras.ops.convert_to_tensor(self.sampling_seed, "int32"),
+                                keras.ops.cast(iterations, "int32")])
+
+        def loss_of(trainable_values):
+            mapping = [*zip(self.trainable_variables, trainable_values),
+                       *zip(self.non_trainable_variables, non_trainable)]
+            with keras.StatelessScope(state_mapping=mapping) as scope:
+                with unrolled_recurrences() if self.unroll else contextlib.nullcontext():
+                    summed, tokens = self.token_loss(data, training=True, seed=seed)
+                loss = summed / keras.ops.maximum(keras.ops.cast(tokens, summed.dtype), 1.0)
+                if self.losses:
+                    loss = loss + keras.ops.sum(keras.ops.stack(self.losses))
+            return loss, _current_values(scope, self.non_trainable_variables, non_trainable)
+
+        (loss, non_trainable), gradients = jax.value_and_grad(loss_of, has_aux=True)(trainable)
+        if self.clip_norm is not None:
+            norm = keras.ops.sqrt(sum(keras.ops.sum(keras.ops.square(g)) for g in gradients))
+            scale = self.clip_norm / keras.ops.maximum(norm, self.clip_norm)
+            gradients = [g * keras.ops.cast(scale, g.dtype) for g in gradients]
+        trainable, optimizer_values = self.optimizer.stateless_apply(
+            optimizer_values, gradients, trainable)
+        with keras.StatelessScope(
+                state_mapping=list(zip(self.metrics_variables, metric_values))) as scope:
+            self.loss_tracker.update_state(loss)
+            mean = self.loss_tracker.result()
+        metric_values = _current_values(scope, self.metrics_variables, metric_values)
+        logs = {"loss": mean, **({"update_loss": loss} if self.log_update_loss else {})}
+        return logs, (trainable, non_trainable, optimizer_values, metric_values)
+
+
+def _index_of(variables, variable) -> int:
+    """The position of `variable` in `variables` (by identity: Keras variables compare
+    their values under `==`)."""
+    return next(i for i, v in enumerate(variables) if v is variable)
+
+
+def _current_values(scope, variables, values):
+    """The values `variables` hold at the end of the stateless `scope`: the one assigned
+    in it, or the one it was given (`values`, in the same order)."""
+    current = [scope.get_current_value(v) for v in variables]
+    return [value if new is None else new for new, value in zip(current, values)]

@@ -102,20 +102,27 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         progress: the run's `TrainingProgress`.
         run_dir: the run directory.
         every: steps between checkpoints.
+
+    On JAX, whose variables TensorFlow's checkpoints cannot hold, the same state goes into
+    `ckpt-<step>.npz` files instead (`ArrayCheckpoints`), the last two kept. A run directory
+    holds one of the two kinds, and the other backend refuses to resume it.
     """
 
     def __init__(self, model, progress: TrainingProgress, run_dir, every: int):
         super().__init__()
         self.every = int(every)
+        directory = Path(run_dir) / "checkpoints"
+        self._directory, self._model = directory, model
+        self._arrays = (ArrayCheckpoints(directory, model, progress)
+                        if keras.backend.backend() == "jax" else None)
+        if self._arrays is not None:
+            return
         self._objects = dict(model=model, optimizer=model.optimizer,
                              non_trainable=[v.value for v in model.non_trainable_variables],
                              **progress.variables)
         self.checkpoint = tf.train.Checkpoint(**self._objects)
-        directory = Path(run_dir) / "checkpoints"
         _drop_damaged_state_file(directory)
         self.manager = tf.train.CheckpointManager(self.checkpoint, directory, max_to_keep=2)
-        self._directory = directory
-        self._model = model
 
     def restore(self) -> bool:
         """Restores the newest intact checkpoint, if any; True when one was restored.
@@ -125,6 +132,9 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         before it is restored: the run then repeats the steps in between exactly. When
         every checkpoint listed is unreadable, a `CheckpointError` says so.
         """
+        _refuse_other_backend(self._directory)
+        if self._arrays is not None:
+            return self._arrays.restore()
         # Those on disk too: the list in `checkpoints/checkpoint` lags a checkpoint whose
         # writer died before updating it, and is gone when that file was damaged.
         on_disk = [str(index.with_suffix("")) for index in self._directory.glob("ckpt-*.index")]
@@ -161,6 +171,8 @@ class ResumableCheckpoint(keras.callbacks.Callback):
         """Writes a checkpoint numbered by the optimizer's step (the last two are kept),
         flushed to disk before the run goes on (`fsync`), so that a machine that dies after
         this returns does not leave a truncated checkpoint behind it."""
+        if self._arrays is not None:
+            return self._arrays.save(int(self._model.optimizer.iterations.numpy()))
         path = self.manager.save(checkpoint_number=int(self._model.optimizer.iterations.numpy()))
         for name in [*tf.io.gfile.glob(f"{path}.*"), str(Path(path).parent / "checkpoint")]:
             _fsync(name)
@@ -173,7 +185,119 @@ class ResumableCheckpoint(keras.callbacks.Callback):
 
 
 class CheckpointError(RunDirectoryError):
-    """A run directory none of whose checkpoints can be read."""
+    """A run directory none of whose checkpoints can be read, or one trained on another
+    Keras backend."""
+
+
+# What each backend's checkpoints are called: TensorFlow's index files, `ArrayCheckpoints`'
+# arrays.
+_CHECKPOINT_FILES = {"tensorflow": "ckpt-*.index", "jax": "ckpt-*.npz"}
+
+
+def _refuse_other_backend(directory: Path) -> None:
+    """Raises `CheckpointError` when `directory` holds checkpoints of another backend: its
+    weights and optimizer state would have to be read in another format, and its random
+    draws (dropout, teacher forcing) came from another generator, so it cannot continue
+    exactly."""
+    backend = keras.backend.backend()
+    for other, pattern in _CHECKPOINT_FILES.items():
+        if other != backend and any(directory.glob(pattern)):
+            raise CheckpointError(
+                f"{directory.parent} was trained on the {other} backend and this process "
+                f"runs {backend}: resume it with --backend {other}, or train it again in a "
+                "new run directory")
+
+
+class ArrayCheckpoints:
+    """The checkpoints of a run on JAX: every variable's value in `ckpt-<step>.npz`.
+
+    One file per checkpoint with the model's variables (weights and seed-generator
+    states, in `model.variables` order; their number and shapes are checked on restore),
+    the optimizer's (its step and slots) and the `TrainingProgress`; written to a temporary
+    name, flushed and renamed, so a checkpoint on disk is always complete; the last two
+    kept. What `ResumableCheckpoint` uses on JAX.
+
+    Args:
+        directory: the run's `checkpoints` folder.
+        model: the compiled task model, its optimizer built.
+        progress: the run's `TrainingProgress`.
+    """
+
+    KEEP = 2
+
+    def __init__(self, directory, model, progress: TrainingProgress):
+        self.directory, self.model, self.progress = Path(directory), model, progress
+
+    def _groups(self):
+        return {"model": self.model.variables, "optimizer": self.model.optimizer.variables}
+
+    def paths(self) -> list[Path]:
+        """The checkpoint files on disk, newest first."""
+        return sorted(self.directory.glob("ckpt-*.npz"), reverse=True,
+                      key=lambda path: int(path.stem.split("-", 1)[1]))
+
+    def save(self, step: int) -> None:
+        """Writes `ckpt-<step>.npz` and deletes all but the newest `KEEP`."""
+        import numpy as np
+
+        self.directory.mkdir(parents=True, exist_ok=True)
+        arrays = {}
+        for group, variables in self._groups().items():
+            for i, variable in enumerate(variables):
+                arrays[f"{group}/{i}"] = np.asarray(variable.value)
+        for name, variable in self.progress.variables.items():
+            arrays[f"progress/{name}"] = variable.numpy()
+        path = self.directory / f"ckpt-{step}.npz"
+        partial = path.with_name(f".{path.name}.partial")
+        with open(partial, "wb") as handle:
+            np.savez(handle, **arrays)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(partial, path)
+        _fsync(str(self.directory))
+        for old in self.paths()[self.KEEP:]:
+            old.unlink()
+
+    def restore(self) -> bool:
+        """Restores the newest readable checkpoint (skipping, with a line on stderr, any
+        that cannot be read or does not fit the model); True when one was restored."""
+        import numpy as np
+
+        candidates = self.paths()
+        if not candidates:
+            return False
+        for path in candidates:
+            try:
+                with np.load(path) as stored:
+                    arrays = {name: stored[name] for name in stored.files}
+                updates = []
+                for group, variables in self._groups().items():
+                    # By position: a variable's path holds the names Keras numbers per
+                    # process (a second model in one process is "..._1"), its position
+                    # in `variables` does not change.
+                    stored_count = sum(1 for name in arrays if name.startswith(f"{group}/"))
+                    if stored_count != len(variables):
+                        raise ValueError(f"it holds {stored_count} {group} variables, the "
+                                         f"model {len(variables)}")
+                    for i, variable in enumerate(variables):
+                        value = arrays[f"{group}/{i}"]
+                        if tuple(value.shape) != tuple(variable.shape):
+                            raise ValueError(f"{variable.path} has shape {value.shape}, "
+                                             f"the model's {variable.shape}")
+                        updates.append((variable, value))
+                progress = [(variable, arrays[f"progress/{name}"]) for name, variable in
+                            self.progress.variables.items() if f"progress/{name}" in arrays]
+            except (OSError, ValueError, KeyError, EOFError) as error:
+                reason = str(error).strip().splitlines()[0] if str(error).strip() else ""
+                print(f"warning: skipping checkpoint {path}: it cannot be read "
+                      f"({type(error).__name__}: {reason})", file=sys.stderr)
+                continue
+            for variable, value in updates + progress:
+                variable.assign(value)
+            return True
+        raise CheckpointError(f"no checkpoint in {self.directory} can be read (tried "
+                              f"{', '.join(p.name for p in candidates)}); delete that "
+                              "folder to train the run from its start")
 
 
 def _drop_damaged_state_file(directory: Path) -> None:
@@ -273,8 +397,14 @@ class ModelSelection(keras.callbacks.Callback):
         self.patience, self.stop_at_accuracy = int(patience), float(stop_at_accuracy)
         self._recent = progress["recent_losses"].numpy().copy()
         self._loss_metric = None
+        self._steps = None
 
     def _step(self) -> int:
+        # On JAX counted from the step `fit` started at: the variables are detached from the
+        # model between a fit epoch's first and last batch (Keras' JAX trainer), so the
+        # optimizer's step cannot be read there.
+        if self._steps is not None and keras.backend.backend() == "jax":
+            return self._steps
         return int(self.model.optimizer.iterations.numpy())
 
     def recent_loss(self, step: int) -> float:
@@ -287,19 +417,25 @@ class ModelSelection(keras.callbacks.Callback):
         return math.fsum(known) / len(known) if known else math.nan
 
     def on_train_begin(self, logs=None):
+        self._steps = int(self.model.optimizer.iterations.numpy())
         self._started = time.perf_counter()
         self._elapsed_at_start = self.progress.value("elapsed_seconds")
         self._recent = self.progress["recent_losses"].numpy().copy()  # as restored
         # Keras' "loss" metric is the mean over the fit epoch so far; emptied before every
-        # batch, it gives each update's own loss, whatever the epoch's length.
-        self._loss_metric = next((m for m in self.model.metrics if m.name == "loss"), None)
+        # batch, it gives each update's own loss, whatever the epoch's length. The library's
+        # own step (`TrainStep`, compiled by `fit_run`) logs that loss as "update_loss", on
+        # every backend (on JAX the metric's variables are out of reach between batches).
+        self._loss_metric = (None if getattr(self.model, "log_update_loss", False) else
+                             next((m for m in self.model.metrics if m.name == "loss"), None))
 
     def on_train_batch_begin(self, batch, logs=None):
         if self._loss_metric is not None:
             self._loss_metric.reset_state()
 
     def on_train_batch_end(self, batch, logs=None):
-        step, loss = self._step(), float(logs["loss"])
+        if self._steps is not None:
+            self._steps += 1
+        step, loss = self._step(), float(logs.get("update_loss", logs["loss"]))
         if not math.isfinite(loss):
             raise FloatingPointError(f"training loss became {loss} at step {step}; "
                                      "lower the learning rate or the clip norm")
@@ -318,6 +454,7 @@ class ModelSelection(keras.callbacks.Callback):
         loss_of_window = self.recent_loss(step)
         if logs is not None:
             logs["loss"] = loss_of_window  # what TensorBoard's epoch_loss shows, too
+            logs.pop("update_loss", None)  # the last update's alone: not the epoch's
         if step % self.eval_every and step < self.max_steps:
             return
         scores = self.validate(self.model)

@@ -56,8 +56,8 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
     run_dir = Path(run_dir)
     settings = as_training_config(training)
     strategy = strategy or tf.distribute.get_strategy()
-    if model.variables and not strategy.extended.variable_created_in_scope(
-            model.variables[0].value):
+    if (keras.backend.backend() == "tensorflow" and model.variables
+            and not strategy.extended.variable_created_in_scope(model.variables[0].value)):
         raise ValueError("the model was not created under the strategy's scope(): create "
                          "it inside `with strategy.scope():`")
     progress = TrainingProgress()
@@ -68,7 +68,8 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
                           clip_norm=settings.clip_norm,
                           teacher_forcing_ratio=settings.teacher_forcing_ratio,
                           sampling_seed=seed, jit_compile=settings.jit_compile,
-                          unroll=settings.unroll, label_smoothing=settings.label_smoothing)
+                          unroll=settings.unroll, label_smoothing=settings.label_smoothing,
+                          log_update_loss=True)
         elif settings.unroll or settings.label_smoothing:
             key = "unroll" if settings.unroll else "label_smoothing"
             raise ValueError(f"training.{key} applies to the models with the library's own "

@@ -117,15 +117,16 @@ class MetaSeq2Seq(Seq2SeqModel):
             attention (queries, max_length, T; zero without decoder attention) and the
             memory attention (queries, T, support).
         """
-        ids = [tf.convert_to_tensor(x, tf.int32)
+        ids = [keras.ops.convert_to_tensor(x, "int32")
                for x in (support_command_ids, support_action_ids, query_ids)]
         memory, memory_attention = self.backbone.encode(*ids, return_memory_attention=True)
         output_ids, attention = self.backbone.decoder.greedy(
             memory, int(max_length or self.max_output_length))
         if not self.decoder_attention:
             # The decoder then attends over nothing; report zeros of the query's length.
-            attention = tf.zeros([tf.shape(ids[2])[0], tf.shape(output_ids)[1],
-                                  tf.shape(ids[2])[1]], attention.dtype)
+            shape = keras.ops.shape
+            attention = keras.ops.zeros((shape(ids[2])[0], shape(output_ids)[1],
+                                         shape(ids[2])[1]), attention.dtype)
         return output_ids, attention, memory_attention
 
     def token_loss(self, data, training=True, seed=None):

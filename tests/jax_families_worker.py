@@ -1,0 +1,68 @@
+"""Every family's `train` command on JAX, in one process: `tests/test_jax_training.py`.
+
+    KERAS_BACKEND=jax python tests/jax_families_worker.py OUT_DIR
+
+Trains each registered family's model, tiny, for `STEPS` updates through
+`python -m compgen_tf train` (`compgen_tf.cli.main`, called in this process so that JAX and
+TensorFlow are imported once), into OUT_DIR/<family>, and writes OUT_DIR/trained.json:
+each family's exit code, its run's `metrics.json` backend and steps, its checkpoints, and
+whether its kept model loads and translates one input.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import keras
+
+from compgen_tf.cli import main as command
+
+STEPS = 2
+EVERY = ["--set", "training.eval_every=2", "--set", "training.checkpoint_every=2"]
+SMALL_SEQ2SEQ = ["--set", "model_args.hidden_units=8", "--set", "model_args.embedding_dim=8",
+                 "--set", "model_args.max_output_length=8"]
+SCAN = ["--split", "simple", "--evaluate-splits", "validation", "--set",
+        "data.validation_fraction=0.01"]
+FAMILIES = {
+    "seq2seq": ["--model", "seq2seq", *SCAN, *SMALL_SEQ2SEQ],
+    "syntactic_attention": ["--model", "syntactic_attention", *SCAN,
+                            "--set", "model_args.semantic_dim=8",
+                            "--set", "model_args.syntax_units=8",
+                            "--set", "model_args.syntax_embedding_dim=8",
+                            "--set", "model_args.encoder_units=8",
+                            "--set", "model_args.max_output_length=8"],
+    "equivariant_seq2seq": ["--model", "equivariant_seq2seq", *SCAN, *SMALL_SEQ2SEQ],
+    "counting_seq2seq": ["--model", "counting_seq2seq", *SCAN, *SMALL_SEQ2SEQ,
+                         "--set", "training.length_head_steps=20"],
+    "transformer": ["--model", "transformer", *SCAN, "--set", "model_args.width=16",
+                    "--set", "model_args.num_layers=1", "--set", "model_args.num_heads=2",
+                    "--set", "model_args.feedforward_dim=16",
+                    "--set", "model_args.max_output_length=8"],
+    "meta_seq2seq": ["--model", "meta_seq2seq", "--task", "add_jump_permutation",
+                     "--set", "model_args.hidden_units=8", "--set", "model_args.embedding_dim=8"],
+    "symbol_convolution": ["--model", "symbol_convolution", "--task", "composition"],
+    "stack_lstm": ["--model", "stack_lstm", "--task", "palindromes"],
+    "mlp_baseline": ["--model", "mlp_baseline", "--task", "rule_learning"],
+}
+
+
+def main(out_dir):
+    out_dir = Path(out_dir)
+    trained = {}
+    for family, args in FAMILIES.items():
+        run = out_dir / family
+        code = command(["train", *args, "--steps", str(STEPS), *EVERY, "--output", str(run),
+                        "--quiet", "--backend", "jax"])
+        record = {"exit_code": code}
+        if code == 0:
+            metrics = json.loads((run / "metrics.json").read_text())
+            record.update(backend=metrics["backend"], steps=metrics["steps"],
+                          checkpoints=sorted(p.name for p in (run / "checkpoints").iterdir()),
+                          loads=keras.saving.load_model(run / "best_model.keras") is not None)
+        trained[family] = record
+    (out_dir / "trained.json").write_text(json.dumps(trained, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(*sys.argv[1:]))

@@ -1,0 +1,152 @@
+"""The library's training path on JAX: `train --backend jax`, exact resume, and the same
+losses as on TensorFlow from the same weights.
+
+Each JAX side runs in a process of its own (the suite's is TensorFlow), skipped where JAX is
+not installed (the `backends` extra).
+"""
+
+import importlib
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tfds_scan
+from compgen_tf import registry
+from compgen_tf.cli import main as command
+from compgen_tf.models import SyntacticAttention
+from compgen_tf.models.preprocessor import vocabulary_words
+from test_backends import needs, run_on
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = needs("jax")
+
+
+def test_a_run_on_jax_repeats_and_resumes_after_a_kill_to_the_last_bit(tmp_path):
+    # The paper's regime (batch 1, dropout 0.5, no clipping): dropout's draws, the data
+    # order and the optimizer state must all come back from the checkpoint.
+    config = tmp_path / "paper_regime.json"
+    config.write_text(json.dumps({
+        "base": str(ROOT / "configs" / "syntactic_attention" / "paper_regime.json"),
+        "training": {"jit_compile": False, "unroll": False}}))
+    out = tmp_path / "resume.json"
+    run_on("jax", ["tools/check_resume_exact.py", "--config", str(config), "--steps", "12",
+                   "--out", str(out)])
+    result = json.loads(out.read_text())
+    assert result["stopped_after"] == 7 and result["checkpoint_every"] == 2
+    assert result["largest_weight_difference"] == {"straight_vs_repeat": 0.0,
+                                                   "straight_vs_resumed": 0.0}
+    straight = result["losses"]["straight"]
+    assert [step for step, _ in straight] == [4, 8, 12]
+    assert result["losses"]["repeat"] == straight == result["losses"]["resumed"]
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    examples = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
+                if len(c.split()) <= 3]
+    keras.utils.set_random_seed(0)
+    model = SyntacticAttention.from_words(
+        vocabulary_words(c for c, _ in examples), vocabulary_words(a for _, a in examples),
+        semantic_dim=8, syntax_embedding_dim=8, syntax_units=8, encoder_units=8,
+        max_output_length=12, dropout=0.0)  # dropout's masks are each backend's own draws
+    path = tmp_path_factory.mktemp("equivalence") / "initial.keras"
+    model.save(path)
+    return path
+
+
+def trained_on(backend, model_file, folder, teacher_forcing="1.0"):
+    folder.mkdir(parents=True, exist_ok=True)
+    out = folder / f"{backend}_{teacher_forcing}.npz"
+    run_on(backend, ["tests/training_worker.py", str(model_file),
+                     str(folder / f"run_{backend}_{teacher_forcing}"), str(out), teacher_forcing])
+    with np.load(out) as arrays:
+        return {name: arrays[name] for name in arrays.files}
+
+
+# float32 through two kernel libraries, 8 Adam steps at rate 0.01 with clipping: the same
+# arithmetic up to rounding (measured on this CPU: losses within 2e-7 relative, weights
+# within 8e-8), with room for other kernels on other machines.
+LOSS_TOLERANCE, WEIGHT_TOLERANCE = 1e-5, 1e-5
+
+
+def test_jax_and_tensorflow_train_the_same_losses_and_weights_from_the_same_model(
+        saved_model, tmp_path):
+    tensorflow = trained_on("tensorflow", saved_model, tmp_path)
+    jax = trained_on("jax", saved_model, tmp_path)
+    assert len(tensorflow["losses"]) == len(jax["losses"]) == 8
+    # The loss moved (the clipped updates train), and identically on both backends.
+    assert tensorflow["losses"][-1] < tensorflow["losses"][0] - 0.02
+    np.testing.assert_allclose(jax["losses"], tensorflow["losses"], rtol=LOSS_TOLERANCE)
+    weights = [name for name in tensorflow if name.startswith("weight_")]
+    assert weights and sorted(weights) == sorted(n for n in jax if n.startswith("weight_"))
+    for name in weights:
+        np.testing.assert_allclose(jax[name], tensorflow[name], atol=WEIGHT_TOLERANCE,
+                                   err_msg=name)
+
+
+def test_teacher_forcing_draws_on_jax_are_seeded_and_change_the_loss(tmp_path):
+    # Below ratio 1 some rows are fed their own outputs: drawn from (seed, step) on JAX's
+    # generator, so a run repeats, and the loss differs from the teacher-forced one. The
+    # LSTM baseline: Syntactic Attention's decoder does not read its previous output.
+    keras.utils.set_random_seed(0)
+    model = registry.build_model("seq2seq", {"hidden_units": 8, "embedding_dim": 8,
+                                             "max_output_length": 12, "dropout": 0.0},
+                                 *registry.scan_vocabularies())
+    model.save(tmp_path / "seq2seq.keras")
+    first = trained_on("jax", tmp_path / "seq2seq.keras", tmp_path / "a", "0.5")
+    again = trained_on("jax", tmp_path / "seq2seq.keras", tmp_path / "b", "0.5")
+    forced = trained_on("jax", tmp_path / "seq2seq.keras", tmp_path / "c", "1.0")
+    np.testing.assert_array_equal(first["losses"], again["losses"])
+    assert not np.allclose(first["losses"], forced["losses"])
+
+
+
+@pytest.fixture(scope="module")
+def family_runs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("families")
+    run_on("jax", ["tests/jax_families_worker.py", str(out)], timeout=900)
+    return out
+
+
+def test_every_family_trains_on_jax_through_the_train_command(family_runs):
+    trained = json.loads((family_runs / "trained.json").read_text())
+    assert set(trained) == {"seq2seq", "syntactic_attention", "equivariant_seq2seq",
+                            "counting_seq2seq", "transformer", "meta_seq2seq",
+                            "symbol_convolution", "stack_lstm", "mlp_baseline"}
+    for family, record in trained.items():
+        assert record == {"exit_code": 0, "backend": "jax", "steps": 2,
+                          "checkpoints": ["ckpt-2.npz"], "loads": True}, family
+    run = family_runs / "syntactic_attention"
+    assert [json.loads(line)["step"] for line in
+            (run / "history.jsonl").read_text().splitlines()] == [2]
+
+
+def test_a_jax_run_serves_from_tensorflow_and_tensorflow_refuses_to_resume_it(family_runs):
+    run = family_runs / "syntactic_attention"
+    # The run's kept model loads on TensorFlow, and its export answers each row as the
+    # model translates it, a bad command with its own error.
+    model = keras.saving.load_model(run / "best_model.keras")
+    assert command(["export", "--run", str(run), "--out", str(family_runs / "export" / "1")]) == 0
+    serve = tf.saved_model.load(str(family_runs / "export" / "1")).signatures["serving_default"]
+    out = serve(commands=tf.constant(["jump twice", "jump wildly"]))
+    actions = [a.decode() for a in out["actions"].numpy()]
+    errors = [e.decode() for e in out["error"].numpy()]
+    assert (actions[0], errors[0]) == tuple(x[0] for x in model.translate(["jump twice"],
+                                                                           return_errors=True))
+    assert actions[1] == "" and "unknown word(s):" in errors[1] and "wildly" in errors[1]
+    # An unfinished JAX run is not continued on TensorFlow: one line, exit code 2.
+    (run / "metrics.json").unlink()
+    worker = importlib.import_module("jax_families_worker")
+    train = ["-m", "compgen_tf", "train", *worker.FAMILIES["syntactic_attention"],
+             "--steps", str(worker.STEPS), *worker.EVERY, "--output", str(run), "--quiet",
+             "--backend", "tensorflow"]
+    refused = subprocess.run([sys.executable, *train], cwd=ROOT, capture_output=True,
+                             text=True, timeout=300)
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "was trained on the jax backend" in refused.stderr.strip().splitlines()[-1]
