@@ -5,7 +5,6 @@ Each JAX side runs in a process of its own (the suite's is TensorFlow), skipped 
 not installed (the `backends` extra).
 """
 
-import importlib
 import json
 import subprocess
 import sys
@@ -16,8 +15,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import tfds_scan
+import jax_families_worker
+import training_worker
 from compgen_tf import registry
+from compgen_tf.analysis.resume_check import SMALL_MODEL
 from compgen_tf.cli import main as command
 from compgen_tf.models import SyntacticAttention
 from compgen_tf.models.preprocessor import vocabulary_words
@@ -48,13 +49,12 @@ def test_a_run_on_jax_repeats_and_resumes_after_a_kill_to_the_last_bit(tmp_path)
 
 @pytest.fixture(scope="module")
 def saved_model(tmp_path_factory):
-    examples = [(c, tfds_scan.interpret(c)) for c in tfds_scan.all_commands()
-                if len(c.split()) <= 3]
+    examples = training_worker.examples()
     keras.utils.set_random_seed(0)
+    # resume_check's small model; dropout off: its masks are each backend's own draws.
     model = SyntacticAttention.from_words(
         vocabulary_words(c for c, _ in examples), vocabulary_words(a for _, a in examples),
-        semantic_dim=8, syntax_embedding_dim=8, syntax_units=8, encoder_units=8,
-        max_output_length=12, dropout=0.0)  # dropout's masks are each backend's own draws
+        **SMALL_MODEL, dropout=0.0)
     path = tmp_path_factory.mktemp("equivalence") / "initial.keras"
     model.save(path)
     return path
@@ -142,7 +142,7 @@ def test_a_jax_run_serves_from_tensorflow_and_tensorflow_refuses_to_resume_it(fa
     assert actions[1] == "" and "unknown word(s):" in errors[1] and "wildly" in errors[1]
     # An unfinished JAX run is not continued on TensorFlow: one line, exit code 2.
     (run / "metrics.json").unlink()
-    worker = importlib.import_module("jax_families_worker")
+    worker = jax_families_worker
     train = ["-m", "compgen_tf", "train", *worker.FAMILIES["syntactic_attention"],
              "--steps", str(worker.STEPS), *worker.EVERY, "--output", str(run), "--quiet",
              "--backend", "tensorflow"]
