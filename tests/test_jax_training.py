@@ -17,7 +17,7 @@ import tensorflow as tf
 
 import jax_families_worker
 import training_worker
-from compgen_tf import registry
+from compgen_tf import names, registry
 from compgen_tf.analysis.resume_check import SMALL_MODEL
 from compgen_tf.cli import main as command
 from compgen_tf.models import SyntacticAttention
@@ -116,12 +116,10 @@ def family_runs(tmp_path_factory):
 
 def test_every_family_trains_on_jax_through_the_train_command(family_runs):
     trained = json.loads((family_runs / "trained.json").read_text())
-    assert set(trained) == {"seq2seq", "syntactic_attention", "equivariant_seq2seq",
-                            "counting_seq2seq", "transformer", "meta_seq2seq",
-                            "symbol_convolution", "stack_lstm", "mlp_baseline"}
+    assert set(trained) == set(names.MODELS)  # every registered model
     for family, record in trained.items():
         assert record == {"exit_code": 0, "backend": "jax", "steps": 2,
-                          "checkpoints": ["ckpt-2.npz"], "loads": True}, family
+                          "checkpoints": ["ckpt-2.npz"], "loads": True, "jitted": True}, family
     run = family_runs / "syntactic_attention"
     assert [json.loads(line)["step"] for line in
             (run / "history.jsonl").read_text().splitlines()] == [2]

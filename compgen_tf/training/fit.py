@@ -75,9 +75,12 @@ def fit_run(model, training, run_dir, stream, validate, seed: int = 0,
             raise ValueError(f"training.{key} applies to the models with the library's own "
                              f"train step (TrainStep); {type(model).__name__} uses Keras' own")
         else:  # a plain Keras model (the toy tasks) keeps its own loss and Keras' train step
+            # Jitted on JAX whatever the setting, as `TrainStep.jit_compile`: Keras' JAX
+            # trainer without jit runs the step op by op (a recurrent toy model 1.5 s a step).
             model.compile(optimizer=keras.optimizers.Adam(
                               learning_rate=rate, global_clipnorm=settings.clip_norm),
-                          loss=model.loss, jit_compile=settings.jit_compile)
+                          loss=model.loss,
+                          jit_compile=settings.jit_compile or keras.backend.backend() == "jax")
         model.optimizer.build(model.trainable_variables)
     checkpoint = ResumableCheckpoint(model, progress, run_dir, settings.checkpoint_interval)
     resumed = checkpoint.restore()
