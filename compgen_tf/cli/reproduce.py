@@ -183,8 +183,10 @@ def check_main(argv) -> int:
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--runs-dir", default="runs/check")
     parser.add_argument("--out", help="also write the comparison as JSON")
+    add_backend_argument(parser)
     args = parser.parse_args(argv)
     import_tensorflow_quietly()
+    check_backend(parser, args)
     from compgen_tf.experiments import check
     from compgen_tf.experiments.reproduce import ReproduceFailed
 
@@ -196,6 +198,8 @@ def check_main(argv) -> int:
     arguments = recorded.arguments + [
         "--first-seed", str(args.seed), "--seeds", "1", "--runs-dir", args.runs_dir,
         "--no-results"] + ([] if "--quiet" in recorded.arguments else ["--quiet"])
+    if args.backend is not None:  # the seed again on another backend than it was recorded on
+        arguments = without_options(arguments, ("--backend",)) + ["--backend", args.backend]
     request = reproduction(arguments)
     if isinstance(request, int):
         return request

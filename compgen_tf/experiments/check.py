@@ -154,6 +154,9 @@ def check_seed(recorded: RecordedSeed, reproduction: Reproduction, command: str,
                                   if not line.startswith(("seed:", "model:", "split:",
                                                           "task:"))],
         "wall_time_s": metrics["wall_time_s"],
+        # The Keras backend the seed trained on now; the recorded one is the run's.
+        "backend": metrics.get("backend", "tensorflow"),
+        "recorded_backend": run.get("backend", "tensorflow"),
         **band_verdict(document, new["test_accuracy"]),
         # Settings outside the configuration that change which kernels run.
         "environment": {key: os.environ[key] for key in ENVIRONMENT if key in os.environ},
@@ -191,6 +194,7 @@ def report_lines(report: dict) -> list[str]:
                      + (f", difference {now - before:+.6f}" if None not in (before, now)
                         else ""))
     lines.append(f"commit: recorded {report['recorded_commit']}, now {report['commit']}")
+    lines.append(f"backend: recorded {report['recorded_backend']}, now {report['backend']}")
     lines.append("configuration: " + ("unchanged" if not report["configuration_changes"] else
                                       "; ".join(report["configuration_changes"])))
     low, high = report["band"]
