@@ -229,8 +229,12 @@ def test_check_trains_a_recorded_seed_again_and_reports_the_difference(tmp_path,
     out = tmp_path / "check.json"
     capsys.readouterr()
     assert reproduce(["--check", str(path), "--seed", "1", "--runs-dir",
-                      str(tmp_path / "check"), "--out", str(out)]) == 0
+                      str(tmp_path / "check"), "--out", str(out), "--backend",
+                      "tensorflow"]) == 0
     report = json.loads(out.read_text())
+    # `--backend` goes on the command that trains the seed again, and both are on record.
+    assert report["command"].endswith("--backend tensorflow")
+    assert (report["backend"], report["recorded_backend"]) == ("tensorflow", "tensorflow")
     recorded = load_results(path)["runs"][1]
     assert report["recorded"] == {key: recorded[key] for key in (
         "val_accuracy", "test_accuracy", "steps", "best_step")}

@@ -62,8 +62,9 @@ accuracies and training lengths (steps, best step), their differences, the commi
 today equals the one the file recorded (a difference there, or another commit, explains a
 drift before the machine does), the environment variables that change TensorFlow's
 kernels, and whether the new test accuracy lands in band: within the [min, max] of the test
-accuracies of all the file's seeds, ends included (one seed: that value). `--out FILE` also
-writes this as JSON. Exit code 0 when the seed trained, whatever
+accuracies of all the file's seeds, ends included (one seed: that value). `--backend jax`
+trains the seed on another backend than the one it was recorded on (the comparison names
+both). `--out FILE` also writes this as JSON. Exit code 0 when the seed trained, whatever
 the difference; 2 when the file or seed cannot be checked or the run directory exists.
 """
 

@@ -194,7 +194,8 @@ def report_lines(report: dict) -> list[str]:
                      + (f", difference {now - before:+.6f}" if None not in (before, now)
                         else ""))
     lines.append(f"commit: recorded {report['recorded_commit']}, now {report['commit']}")
-    lines.append(f"backend: recorded {report['recorded_backend']}, now {report['backend']}")
+    lines.append(f"backend: recorded {report.get('recorded_backend', 'tensorflow')}, now "
+                 f"{report.get('backend', 'tensorflow')}")
     lines.append("configuration: " + ("unchanged" if not report["configuration_changes"] else
                                       "; ".join(report["configuration_changes"])))
     low, high = report["band"]
