@@ -52,6 +52,9 @@ def test_run_record_keeps_the_validation_curve_of_the_run_directory(tmp_path):
     assert {k: run_record(trained)[k] for k in ("command", "commit")} == {
         "command": "python -m compgen_tf.train --seed 3", "commit": "abc123"}
     assert "validation_curve" not in run_record(metrics)
+    # A seed trained on JAX says so; one on TensorFlow (the default) records no backend.
+    assert run_record(dict(metrics, backend="jax"))["backend"] == "jax"
+    assert "backend" not in run_record(dict(metrics, backend="tensorflow"))
 
 
 def test_results_of_the_same_configuration_gather_seeds_across_commands(tmp_path):

@@ -184,6 +184,19 @@ def test_reproduce_records_its_own_command_for_every_kind_of_model(tmp_path, cap
     assert reproduce(["--model", "mlp_baseline", "--split", "composition"]) == 2
     assert "mlp_baseline trains on a --task" in capsys.readouterr().err
 
+
+def test_a_toy_seed_trained_on_jax_says_so_in_its_results_record():
+    from compgen_tf.experiments.toy import results_records
+
+    metrics = {"seed": 2, "accuracy": {"validation": 1.0, "test": 0.5, "long": 0.25},
+               "wall_time_s": 3.0, "steps": 10, "best_step": 8, "command": "c",
+               "versions": {"commit": "abc"}}
+    records = results_records([dict(metrics, backend="jax"), metrics], "palindromes")
+    assert records["palindromes_long"][0] == {
+        "seed": 2, "val_accuracy": 1.0, "test_accuracy": 0.25, "wall_time_s": 3.0,
+        "steps": 10, "best_step": 8, "command": "c", "backend": "jax"}
+    assert "backend" not in records["palindromes_in_domain"][1]
+
 def test_an_interrupted_toy_run_resumes_even_after_evaluate_wrote_its_scores(
         tmp_path, monkeypatch):
     """`evaluate` on an interrupted run writes a metrics.json without training figures; the

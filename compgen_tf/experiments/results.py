@@ -61,11 +61,7 @@ def run_record(metrics: dict, run_dir=None) -> dict:
                       daxy_translations=[t["predicted"] for t in translations])
     if metrics.get("accuracy_by_category"):
         record["accuracy_by_category"] = category_accuracies(metrics["accuracy_by_category"])
-    # What trained this seed, from its own run directory (not the command collecting it).
-    for key, value in (("command", metrics.get("command")),
-                       ("commit", metrics.get("versions", {}).get("commit"))):
-        if value:
-            record[key] = value
+    record.update(trained_on(metrics))
     if run_dir is not None:
         history = Path(run_dir) / "history.jsonl"
         for field, key in (("validation_curve", "val_accuracy"),
@@ -73,6 +69,18 @@ def run_record(metrics: dict, run_dir=None) -> dict:
             curve = history_curve(history, key)
             if curve:
                 record[field] = curve
+    return record
+
+
+def trained_on(metrics: dict) -> dict:
+    """What trained a seed, from its own run directory (not the command collecting it): its
+    `command` and `commit`, and its `backend` when that is not TensorFlow (the default, and
+    the backend of every seed recorded before a run could train on JAX)."""
+    record = {key: value for key, value in (
+        ("command", metrics.get("command")),
+        ("commit", metrics.get("versions", {}).get("commit"))) if value}
+    if metrics.get("backend", "tensorflow") != "tensorflow":
+        record["backend"] = metrics["backend"]
     return record
 
 

@@ -31,6 +31,7 @@ import numpy as np
 
 from compgen_tf import registry
 from compgen_tf.experiments.experiment import Experiment
+from compgen_tf.experiments.results import trained_on
 from compgen_tf.experiments.run_config import as_data_config
 from compgen_tf.training.batches import ArrayBatches
 
@@ -156,8 +157,9 @@ def results_records(metrics_list, task: str) -> dict:
                       "steps": m["steps"], "best_step": m["best_step"]}
             if "sequence_accuracy" in m:
                 record["test_sequence_accuracy"] = m["sequence_accuracy"][split]
-            if m.get("command"):
-                record["command"] = m["command"]
+            # The toy tasks record no commit per seed (the file's `versions` has it).
+            record.update({key: value for key, value in trained_on(m).items()
+                           if key != "commit"})
             records.append(record)
         out[name] = records
     return out
