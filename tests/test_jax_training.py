@@ -60,11 +60,12 @@ def saved_model(tmp_path_factory):
     return path
 
 
-def trained_on(backend, model_file, folder, teacher_forcing="1.0"):
+def trained_on(backend, model_file, folder, teacher_forcing="1.0", unroll=False):
     folder.mkdir(parents=True, exist_ok=True)
-    out = folder / f"{backend}_{teacher_forcing}.npz"
-    run_on(backend, ["tests/training_worker.py", str(model_file),
-                     str(folder / f"run_{backend}_{teacher_forcing}"), str(out), teacher_forcing])
+    name = f"{backend}_{teacher_forcing}{'_unrolled' if unroll else ''}"
+    out = folder / f"{name}.npz"
+    run_on(backend, ["tests/training_worker.py", str(model_file), str(folder / f"run_{name}"),
+                     str(out), teacher_forcing, "true" if unroll else "false"])
     with np.load(out) as arrays:
         return {name: arrays[name] for name in arrays.files}
 
@@ -87,6 +88,17 @@ def test_jax_and_tensorflow_train_the_same_losses_and_weights_from_the_same_mode
     assert weights and sorted(weights) == sorted(n for n in jax if n.startswith("weight_"))
     for name in weights:
         np.testing.assert_allclose(jax[name], tensorflow[name], atol=WEIGHT_TOLERANCE,
+                                   err_msg=name)
+
+
+def test_jax_trains_the_same_losses_with_the_recurrences_unrolled(saved_model, tmp_path):
+    # `training.unroll` (the batch-1 regime's configs set it) on JAX: the recurrences written
+    # out under the jitted step give TensorFlow's losses and weights.
+    tensorflow = trained_on("tensorflow", saved_model, tmp_path)
+    unrolled = trained_on("jax", saved_model, tmp_path, unroll=True)
+    np.testing.assert_allclose(unrolled["losses"], tensorflow["losses"], rtol=LOSS_TOLERANCE)
+    for name in (n for n in tensorflow if n.startswith("weight_")):
+        np.testing.assert_allclose(unrolled[name], tensorflow[name], atol=WEIGHT_TOLERANCE,
                                    err_msg=name)
 
 

@@ -99,7 +99,9 @@ class TrainStep(SkipSymbolicBuild):
         super().compile(optimizer=optimizer, jit_compile=jit_compile, **kwargs)
         # A compiled model starts from no loss, as Keras' own tracker does (it makes a new one).
         self.loss_tracker.reset_state()
-        if unroll and self.distribute_strategy.num_replicas_in_sync != 1:
+        # Only TensorFlow distributes a step (JAX's models have no `distribute_strategy`).
+        if (unroll and keras.backend.backend() == "tensorflow"
+                and self.distribute_strategy.num_replicas_in_sync != 1):
             raise ValueError("unroll traces the step outside the strategy: it needs a "
                              "single replica, got "
                              f"{self.distribute_strategy.num_replicas_in_sync}")
