@@ -316,3 +316,19 @@ def test_each_row_says_whether_its_seeds_ran_todays_numerics(tmp_path):
     assert row_of(readme, "syntactic_attention", "addprim_jump")[column] == (
         "changed since ecde3f6, 6171d2b (seeds 0)")  # the recorded changes, oldest first
     assert row_of(readme, "seq2seq", "simple")[column] == "current"
+
+
+def test_a_row_counts_its_seeds_trained_on_jax(tmp_path):
+    results = tmp_path / "results"
+    seeds = runs([0.9, 0.5, 1.0])
+    seeds[1]["backend"] = seeds[2]["backend"] = "jax"
+    write_results("syntactic_attention", "addprim_jump", "cmd", seeds, {"keras": "3"},
+                  results_dir=results, provenance=POST_HOC, config={"model_args": {}})
+    write_results("seq2seq", "simple", "cmd", runs([1.0]), {"keras": "3"},
+                  results_dir=results, provenance=POST_HOC, config={"model_args": {}})
+    assert generate(results) == 0
+    readme = (results / "README.md").read_text()
+    header = next(line for line in readme.splitlines() if line.startswith("| model | split"))
+    column = [c.strip() for c in header.strip("|").split("|")].index("n")
+    assert row_of(readme, "syntactic_attention", "addprim_jump")[column] == "3 (2 on JAX)"
+    assert row_of(readme, "seq2seq", "simple")[column] == "1"

@@ -60,8 +60,20 @@ def our_cells(entry: dict | None) -> list[str]:
     stats = our_stats(entry)
     spread = f" ± {percent(stats['std'])}" if stats["n"] > 1 else ""  # no std from one run
     return [f"{percent(stats['mean'])}{spread}", percent(stats["median"]),
-            f"{percent(stats['min'])}–{percent(stats['max'])}", str(stats["n"]),
-            _wall_time(stats["wall_time"])]
+            f"{percent(stats['min'])}–{percent(stats['max'])}",
+            str(stats["n"]) + _backends_note(entry), _wall_time(stats["wall_time"])]
+
+
+def _backends_note(entry: dict) -> str:
+    """" (2 on JAX)" when some of a row's seeds trained on another backend than TensorFlow
+    (their wall times are that backend's), else nothing."""
+    counts = {}
+    for run in entry["runs"]:
+        if run.get("backend", "tensorflow") != "tensorflow":
+            counts[run["backend"]] = counts.get(run["backend"], 0) + 1
+    names = {"jax": "JAX"}
+    return "".join(f" ({count} on {names.get(backend, backend)})"
+                   for backend, count in sorted(counts.items()))
 
 
 def provenance_cell(entry: dict | None, with_reason: bool = True, short: bool = False) -> str:

@@ -17,7 +17,8 @@ training step for the seeds whose curve is known: from their run directories
 
 Each row carries its results file's provenance label (faithful / closest to the paper /
 variant chosen on validation / variant chosen after test scores were seen) and reason, and the
-benchmark knowledge its recorded configuration encodes (`compgen_tf.experiments.knowledge`). The project README's
+benchmark knowledge its recorded configuration encodes (`compgen_tf.experiments.knowledge`); its
+`n` says how many of the seeds trained on JAX, when some did ("3 (2 on JAX)"). The project README's
 results table (between its `results-summary` markers) is generated from the same files.
 
 The output is deterministic (no dates, sorted inputs, PNGs without metadata):
