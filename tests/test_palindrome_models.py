@@ -61,17 +61,22 @@ def test_stack_lstm_learns_to_reverse(tmp_path):
     # The reproduction's Adam 0.003 needs thousands of steps; 0.01 learns the in-domain task
     # within the suite's budget (the reproduction's earlier setting, results/*_lr0.01_*).
     config["training"].update(max_steps=1050, eval_every=350, learning_rate=0.01)
-    data = task_data("palindromes", 0, config["data"])
-    metrics = TOY.train(TOY.run_config(config), tmp_path / "run", seed=0, verbose=0, data=data)
+    # Seed 1: seed 0 is the slowest of seeds 0-3 at this budget and sits where float
+    # rounding decides (test symbol accuracy 0.896 on one CI machine, 0.853 on another,
+    # from the same commit); seeds 1-3 have converged by then on both.
+    data = task_data("palindromes", 1, config["data"])
+    metrics = TOY.train(TOY.run_config(config), tmp_path / "run", seed=1, verbose=0, data=data)
     curve = [json.loads(line)["val_accuracy"]
              for line in (tmp_path / "run" / "history.jsonl").read_text().splitlines()]
     # 1,050 steps are far from the 16,000 of results/stack_lstm/palindromes_in_domain.json
-    # (100% in domain); this checks what this budget reaches, measured on seed 0
-    # (2026-12-01): symbol accuracy 0.896 test, 0.716 long, the whole suffix right on 0.405
-    # of the test strings (chance is 1/4 a symbol), validation rising 0.390, 0.815, 0.898.
+    # (100% in domain); this checks what this budget reaches, measured on seeds 1-3
+    # (2026-12-04): symbol accuracy 0.998-1.0 test, 0.987-0.998 long, the whole suffix
+    # right on 0.985-1.0 of the test strings and 0.835-0.995 of the long ones (chance is
+    # 1/4 a symbol); seed 1's validation rises 0.442, 0.978, 0.999.
     assert curve == sorted(curve) and curve[0] < curve[-1] - 0.3, curve
-    assert metrics["accuracy"]["test"] >= 0.87 and metrics["accuracy"]["long"] >= 0.68
-    assert metrics["sequence_accuracy"]["test"] >= 0.35
+    assert metrics["accuracy"]["test"] >= 0.97 and metrics["accuracy"]["long"] >= 0.95
+    assert metrics["sequence_accuracy"]["test"] >= 0.9
+    assert metrics["sequence_accuracy"]["long"] >= 0.7
     assert set(metrics["sequence_accuracy"]) == {"validation", "test", "long"}
 
 
