@@ -1,24 +1,34 @@
-"""One backend's side of `tests/test_jax_training.py`: the library's training path from a
-saved model.
+"""One backend's side of `tests/test_jax_training.py`: the library's training path from saved
+models, every job in one process.
 
-    KERAS_BACKEND=jax python tests/training_worker.py MODEL.keras RUN_DIR OUT.npz [TEACHER_FORCING [UNROLL]]
+    KERAS_BACKEND=jax python tests/training_worker.py JOBS.json
 
-Loads the task model in MODEL.keras (weights and all: both backends start from the same
-numbers), trains it with `compgen_tf.training.fit.fit_split` for `STEPS` updates on the SCAN
-commands of at most three words (batches of 8 drawn by NumPy from seed 3: the same batches
-on every backend), dropout off and the gradients clipped, and writes OUT.npz: `losses`, each
-update's own training loss, and `weight_<i>`, the trained weights in the model's order.
-TEACHER_FORCING (default 1.0) is the teacher-forcing ratio; below 1 the rows fed their own
-outputs are drawn from each backend's generator, which differ. UNROLL `true` trains with
-`training.unroll` and `training.jit_compile` (the batch-1 regime's recurrences written out).
+JOBS.json is a list of jobs, each `{"model": MODEL.keras, "run_dir": DIR, "out": OUT.npz}`
+with optional `"teacher_forcing"` (ratio, default 1.0), `"unroll"` (default false) and
+`"length_head_steps"` (default 0). A job loads the task model in MODEL.keras (weights and
+all: both backends start from the same numbers); with `length_head_steps`, fits its length
+head first (`Seq2SeqModel.fit_length_head`, batches of 64 shuffled from seed 3), as
+`counting_seq2seq`'s runs do; then trains it with `compgen_tf.training.fit.fit_split` for
+`STEPS` updates on the SCAN commands of at most three words (batches of 8 drawn by NumPy from
+seed 3: the same batches on every backend), dropout off and the gradients clipped. It
+writes OUT.npz: `losses`, each update's own training loss, `length_head_mse` (NaN without a
+fitted head), `largest_change`, the largest change of any weight, and `weight_<i>`, the
+trained weights in the model's order. Below a teacher
+forcing ratio of 1 the rows fed their own outputs are drawn from each backend's generator,
+which differ. `unroll` trains with `training.unroll` and `training.jit_compile` (the
+batch-1 regime's recurrences written out).
 
-Run as a script in its own process: a process holds one Keras backend.
+Run as a script in its own process: a process holds one Keras backend, and importing it
+(TensorFlow for the data, JAX, Keras) costs more than most of these jobs' training.
 """
 
+import json
 import sys
+from pathlib import Path
 
 import keras
 import numpy as np
+import tensorflow as tf
 
 import compgen_tf.models  # noqa: F401  (registers the task models for load_model)
 import tfds_scan
@@ -47,16 +57,33 @@ class UpdateLosses(keras.callbacks.Callback):
         self.losses.append(float(logs["update_loss"]))
 
 
-def main(model_file, run_dir, out, teacher_forcing="1.0", unroll="false"):
-    model = keras.saving.load_model(model_file)
-    split = encode_split(model, examples())
+def train(model, run_dir, out, teacher_forcing=1.0, unroll=False, length_head_steps=0):
+    """One job (the module's docstring)."""
+    model = keras.saving.load_model(model)
+    initial = [np.asarray(w.value) for w in model.weights]
+    pairs = examples()
+    length_head_mse = float("nan")
+    if length_head_steps:
+        source_ids, _ = model.encode_commands(tf.constant([c for c, _ in pairs]))
+        length_head_mse = model.fit_length_head(
+            np.asarray(source_ids), [len(a.split()) for _, a in pairs],
+            steps=length_head_steps, batch_size=64, seed=3)
+    split = encode_split(model, pairs)
     losses = UpdateLosses()
     settings = dict(SETTINGS, teacher_forcing_ratio=float(teacher_forcing))
-    if unroll == "true":
+    if unroll:
         settings.update(unroll=True, jit_compile=True)
     fit_split(model, settings, run_dir, split, split, seed=3, verbose=0, callbacks=[losses])
-    np.savez(out, losses=np.array(losses.losses),
-             **{f"weight_{i}": np.asarray(w.value) for i, w in enumerate(model.weights)})
+    weights = [np.asarray(w.value) for w in model.weights]
+    change = max(float(np.max(np.abs(w - w0), initial=0.0)) for w, w0 in zip(weights, initial))
+    np.savez(out, losses=np.array(losses.losses), length_head_mse=np.float64(length_head_mse),
+             largest_change=np.float64(change),
+             **{f"weight_{i}": w for i, w in enumerate(weights)})
+
+
+def main(jobs_file):
+    for job in json.loads(Path(jobs_file).read_text()):
+        train(**job)
 
 
 if __name__ == "__main__":

@@ -318,10 +318,18 @@ class Seq2SeqModel(TrainStep, keras.Model):
         # JAX knows every length when it traces, and runs a step that is not jitted op by op.
         counter.compile(optimizer=keras.optimizers.Adam(schedule, global_clipnorm=1.0),
                         loss="mse", jit_compile=keras.backend.backend() == "jax")
-        examples = tf.data.Dataset.from_tensor_slices(
-            (np.asarray(source_ids, "int32"), np.asarray(lengths, "float32")))
-        batches = examples.shuffle(len(lengths), seed=seed).repeat().batch(int(batch_size))
-        counter.fit(batches, steps_per_epoch=int(steps), epochs=1, shuffle=False, verbose=0)
+        # The batches' order is read off the first pass of a seeded shuffle, once, and the
+        # batches are gathered by it: a shuffled dataset reshuffles for every iterator opened
+        # on it, and Keras' JAX trainer opens two where TensorFlow's opens one, so the two
+        # backends fitted the head on different batches from the same seed.
+        count, steps, batch_size = len(lengths), int(steps), int(batch_size)
+        order = tf.data.Dataset.range(count).shuffle(count, seed=seed).repeat()
+        order = next(iter(order.batch(steps * batch_size))).numpy().reshape(steps, batch_size)
+        ids = tf.constant(np.asarray(source_ids, "int32"))
+        targets = tf.constant(np.asarray(lengths, "float32"))
+        batches = tf.data.Dataset.from_tensor_slices(order.astype("int32")).map(
+            lambda rows: (tf.gather(ids, rows), tf.gather(targets, rows)))
+        counter.fit(batches, steps_per_epoch=steps, epochs=1, shuffle=False, verbose=0)
         head.trainable = False
         errors = counter.predict(np.asarray(source_ids, "int32"), batch_size=4096, verbose=0)
         return float(np.mean(np.square(errors - np.asarray(lengths, "float32"))))
