@@ -35,7 +35,10 @@ def copy_of(run_dir, to):
     return to
 
 
-def test_a_second_writer_is_refused_with_the_holders_pid(tmp_path, capsys):
+def test_a_second_writer_is_refused_with_the_holders_pid(tmp_path, capsys, monkeypatch):
+    # An empty data directory: the refusal comes before the run reads its data (building a
+    # dataset the first time prints TFDS's progress bars, more lines than the one).
+    monkeypatch.setenv("COMPGEN_TF_DATA_DIR", str(tmp_path / "data"))
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     with run_dir_lock(run_dir):

@@ -266,6 +266,7 @@ class Experiment:
         own_dir = run_dir if is_chief(strategy) else run_dir / f".worker{worker_index(strategy)}"
         record = config.to_json(seed)
         check_run_dir(own_dir, record)
+        refuse_if_locked(own_dir)
         previous = read_metrics(run_dir)
         if self.finished(previous, config):
             try:  # a finished run whose best model is damaged or gone says so
@@ -401,15 +402,7 @@ def run_dir_lock(run_dir):
     """
     path = Path(run_dir) / LOCK
     handle = open(path, "a+")
-    try:
-        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        handle.seek(0)
-        holder = handle.read().strip() or "unknown"
-        handle.close()
-        raise RunDirectoryError(f"{run_dir} is being written by process {holder} (it holds "
-                                f"{path}); wait for it to finish, or pass another "
-                                f"--output") from None
+    _take_lock(handle, run_dir)
     try:
         handle.seek(0)
         previous = handle.read().strip()
@@ -427,6 +420,33 @@ def run_dir_lock(run_dir):
         handle.flush()
         fcntl.flock(handle, fcntl.LOCK_UN)
         handle.close()
+
+
+def _take_lock(handle, run_dir) -> None:
+    """`flock`s the open lock file `handle`, or closes it and raises the `RunDirectoryError`
+    that names the process holding it."""
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.seek(0)
+        holder = handle.read().strip() or "unknown"
+        handle.close()
+        raise RunDirectoryError(f"{run_dir} is being written by process {holder} (it holds "
+                                f"{Path(run_dir) / LOCK}); wait for it to finish, or pass "
+                                f"another --output") from None
+
+
+def refuse_if_locked(run_dir) -> None:
+    """The `RunDirectoryError` of `run_dir_lock` now, when another writer holds `run_dir`'s
+    lock; otherwise nothing, the lock file untouched. A second writer is refused before it
+    reads its data (building a dataset for the first time prints TFDS's progress), the lock
+    itself is taken where the run starts writing."""
+    path = Path(run_dir) / LOCK
+    if not path.exists():
+        return
+    with open(path) as handle:
+        _take_lock(handle, run_dir)
+        fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def read_run_file(path) -> dict:
