@@ -124,8 +124,12 @@ def assert_same_training(jax, tensorflow):
 def test_jax_and_tensorflow_train_the_same_losses_and_weights_from_the_same_model(
         trained, family):
     tensorflow, jax = trained["tensorflow"][family], trained["jax"][family]
-    # The weights moved (the clipped updates train), and identically on both backends.
+    # The weights moved (the clipped updates train), and identically on both backends. The
+    # loss falls in these 8 updates but for the counting model's (its decoder, trained
+    # without `<eos>` targets, starts from a head fitted for only 4 updates).
     assert tensorflow["largest_change"] > 100 * WEIGHT_TOLERANCE
+    if family != "counting_seq2seq":
+        assert tensorflow["losses"][-1] < tensorflow["losses"][0] - 0.02
     assert_same_training(jax, tensorflow)
     if family == "counting_seq2seq":
         # Its length head was fitted first, on batches in the same order on both (Keras'
