@@ -244,6 +244,8 @@ def test_check_trains_a_recorded_seed_again_and_reports_the_difference(tmp_path,
     assert report["difference"] == {"val_accuracy": 0.0, "test_accuracy": 0.0, "steps": 0,
                                     "best_step": 0}
     assert report["configuration_changes"] == []
+    assert report["provenance"] == {"kind": "check",
+                                    "configuration": load_results(path)["provenance"]}
     assert (tmp_path / "check" / "symbol_convolution" / "rule_learning" / "seed1" /
             "metrics.json").exists()
     assert "--first-seed 1 --seeds 1" in report["command"]

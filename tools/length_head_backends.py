@@ -119,6 +119,10 @@ def main(argv=None) -> int:
         "check": "tools/length_head_backends.py " + " ".join(argv or sys.argv[1:]),
         "what": "counting_seq2seq's length head fitted alone (fit_length_head) from the same "
                 "weights and batches on TensorFlow and JAX, on SCAN's length training file",
+        "provenance": {"kind": "check",
+                       "reason": "the committed configuration's length head fitted as its "
+                                 "runs fit it, on training commands only; nothing chosen, no "
+                                 "test split read"},
         "largest_weight_difference_after": drift,
         "train_mse": {backend: {str(r["seed"]): r["train_mse"] for r in records}
                       for backend, records in fits.items()},

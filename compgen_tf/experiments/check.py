@@ -142,6 +142,9 @@ def check_seed(recorded: RecordedSeed, reproduction: Reproduction, command: str,
                if recorded_config else ["(the file records no configuration)"])
     return {
         "results_file": recorded.results_file, "seed": seed,
+        # A check chooses nothing; the setting it trains is the results file's, and so is
+        # how that setting was chosen.
+        "provenance": {"kind": "check", "configuration": document.get("provenance")},
         "recorded_command": recorded.command,
         "command": command,
         "recorded": {key: run.get(key) for key in new},
