@@ -23,9 +23,10 @@ train: install
 # Two workers, one TensorFlow thread each (subprocesses inherit it): on two cores, TF's
 # default pools of a thread per core in each worker oversubscribe them (one thread took
 # 0.95 of the default's time: results/benchmarks/suite_threads.json).
+# Files in tests/conftest.py's order, longest first (--no-loadscope-reorder keeps it).
 test: install
 	TF_NUM_INTRAOP_THREADS=1 TF_NUM_INTEROP_THREADS=1 OMP_NUM_THREADS=1 \
-		$(PY) -m pytest -q -n 2 --dist loadfile --durations=15 tests
+		$(PY) -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=15 tests
 
 # HTML from the docstrings of every public module of compgen_tf and tfds_scan, offline.
 docs: install

@@ -47,7 +47,7 @@ SCAN_SPLITS = (
     *(f"addprim_jump_num{n}_rep{r}" for n in (1, 2, 4, 8, 16, 32) for r in range(1, 6)),
     "addjump_dev_run", "addjump_dev_walk", "addjump_dev_look", "addjump_dev_turn_right",
     "length_dev", "length_dev_unseen_clause", "length_dev_opposite_thrice",
-    "length_dev_opposite_thrice_longer",
+    "length_dev_opposite_thrice_longer", "around_right_dev_opposite_left",
     "scan_mcd1", "scan_mcd2", "scan_mcd3",
 )
 MT_SPLITS = ("mt_eng_fra", "mt_eng_fra_daxy", "mt_fra_eng", "mt_fra_eng_daxy")

@@ -263,6 +263,31 @@ def test_length_dev_opposite_thrice_longer_also_tests_longer_commands_than_it_tr
     assert collections.Counter(map(size, dev["test"])) == {17: 320, 18: 128, 21: 64}
 
 
+def test_around_right_dev_holds_out_opposite_left_as_around_right_holds_out_around_right():
+    around_right = tfds_scan.split_examples("template_around_right")
+    dev = tfds_scan.split_examples("around_right_dev_opposite_left")
+    verbs = ("jump", "look", "run", "walk")
+
+    def has(command, phrase):
+        return f" {phrase} " in f" {command} "
+
+    def holds(command):
+        return any(has(command, f"{verb} opposite left") for verb in verbs)
+    # The around-right training file split by the phrase, in file order, `turn opposite left`
+    # in neither side.
+    kept = [p for p in around_right["train"] if not has(p[0], "turn opposite left")]
+    assert [p for p in kept if not holds(p[0])] == dev["train"]
+    assert [p for p in kept if holds(p[0])] == dev["test"]
+    assert (len(dev["train"]), len(dev["test"]), len(around_right["train"])) == (
+        10_440, 3_756, 15_225)
+    # The official split's shape: the modifier seen with one direction only, the direction
+    # bare and under the other modifier.
+    train_commands = [c for c, _ in dev["train"]]
+    assert not any(has(c, "opposite left") or has(c, "around right") for c in train_commands)
+    assert {"jump opposite right", "jump left", "jump around left"} <= set(train_commands)
+    assert not set(around_right["test"]) & (set(dev["train"]) | set(dev["test"]))
+
+
 @pytest.mark.parametrize("config_name", [n for n in splits.DEV_CONFIG_NAMES
                                          if n.startswith("addjump_dev_")])
 def test_addjump_dev_split_holds_out_its_phrase_as_add_jump_holds_out_jump(config_name):
@@ -361,8 +386,8 @@ def test_tail_carve_validates_on_the_last_lines_of_the_official_file():
 
 def test_builder_metadata():
     assert tfds_scan.OfflineScan.name == "offline_scan"
-    assert str(tfds_scan.OfflineScan.VERSION) == "1.5.0"
-    assert {"1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0"} <= set(
+    assert str(tfds_scan.OfflineScan.VERSION) == "1.6.0"
+    assert {"1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0", "1.5.0", "1.6.0"} <= set(
         tfds_scan.OfflineScan.RELEASE_NOTES)
     assert tuple(c.name for c in tfds_scan.OfflineScan.BUILDER_CONFIGS) == (
         tfds_scan.CONFIG_NAMES

@@ -33,7 +33,9 @@ Also development splits built from one official training file alone:
 `jump`; `length_dev` fits on outputs of at most 16 actions and tests on 18-22, and
 `length_dev_unseen_clause` on at most 15 and 17-22; `length_dev_opposite_thrice` holds out
 the clause `V opposite D thrice` as the length split holds out `V around D thrice`, and
-`length_dev_opposite_thrice_longer` also cuts at 16 actions (test: the held-out ones above).
+`length_dev_opposite_thrice_longer` also cuts at 16 actions (test: the held-out ones above);
+`around_right_dev_opposite_left` holds out `V opposite left` from the around-right training
+file as around-right holds out `V around right`.
 And the maximum-compound-divergence splits `scan_mcd1..3` of Keysers et al. (2020), as TFDS
 `scan/mcd1..3` has them, in the published files' order.
 Example keys are line indices within each split.
@@ -50,7 +52,7 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         14670
     """
 
-    VERSION = tfds.core.Version("1.5.0")
+    VERSION = tfds.core.Version("1.6.0")
     RELEASE_NOTES = {
         "1.0.0": (
             "Initial release: the 12 configs of TFDS `scan` (no mcd), simple_p{1..64} and "
@@ -76,6 +78,11 @@ class OfflineScan(LocalCodePath, tfds.core.GeneratorBasedBuilder):
         "1.5.0": (
             "The maximum-compound-divergence splits scan_mcd1..3 (Keysers et al. 2020, TFDS "
             "scan/mcd1..3), from shipped command indices; every other config is unchanged."
+        ),
+        "1.6.0": (
+            "Development split around_right_dev_opposite_left (from the template_around_right "
+            "train file: test on its `V opposite left` commands); every other config is "
+            "unchanged."
         ),
     }
     BUILDER_CONFIGS = [

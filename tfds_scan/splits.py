@@ -87,8 +87,17 @@ LENGTH_DEV_SPLITS = {"length_dev": (16, (18, 22)), "length_dev_unseen_clause": (
 # the test commands are longer than any training command (their counts are unseen too).
 LENGTH_DEV_HELD_OUT = {"length_dev_opposite_thrice": ("opposite", "thrice", None),
                        "length_dev_opposite_thrice_longer": ("opposite", "thrice", 16)}
+# Around-right development splits -> the held-out (modifier, direction). template_around_right
+# holds out `V around right` (V a verb; `turn around right` is in neither side), so that
+# `around` is seen only with `left`, and `right` bare and under `opposite`. Inside its
+# training file `opposite` can take `around`'s part and `left` `right`'s: held out
+# `V opposite left` (and `turn opposite left` dropped), `opposite` is seen only with `right`,
+# and `left` bare and under `around`. Holding out `around left` instead would leave `around`
+# never seen at all, a harder task than the official one.
+AROUND_RIGHT_DEV_HELD_OUT = {"around_right_dev_opposite_left": ("opposite", "left")}
 DEV_CONFIG_NAMES: tuple[str, ...] = (tuple(_ADDJUMP_DEV_PHRASES) + tuple(LENGTH_DEV_SPLITS)
-                                     + tuple(LENGTH_DEV_HELD_OUT))
+                                     + tuple(LENGTH_DEV_HELD_OUT)
+                                     + tuple(AROUND_RIGHT_DEV_HELD_OUT))
 """Development splits built from one official training file alone, for design decisions
 that must not read that split's test set.
 
@@ -113,6 +122,13 @@ every other length training command with at most 16 actions, test every command 
 clause and more than 16 actions (17 to 21), both in training-file order. It has both of the
 official split's properties: an unseen ``thrice`` of a seen block, and test outputs longer
 than every training output.
+
+``around_right_dev_opposite_left`` (from the ``template_around_right`` train file): test is
+every one of its commands with ``V opposite left`` (V an action verb), train every other one
+without ``turn opposite left``, both in training-file order; commands with ``turn opposite
+left`` are in neither side, as ``turn around right`` is in neither side of the official split.
+As ``around`` there, ``opposite`` is seen with one direction only (``right``), and ``left``
+is seen bare and under the other modifier (``around``).
 
 No test command of the official split they come from is in either side."""
 
@@ -189,6 +205,11 @@ def _describe(name: str) -> str:
                     f"most {longest}.")
         return (f"Development split from the length train file: test on the commands with "
                 f"{clause}, train on the others.")
+    if name in AROUND_RIGHT_DEV_HELD_OUT:
+        modifier, direction = AROUND_RIGHT_DEV_HELD_OUT[name]
+        return (f"Development split from the template_around_right train file: test on its "
+                f"'<verb> {modifier} {direction}' commands, train on the others (without "
+                f"'turn {modifier} {direction}').")
     if name in _ADDJUMP_DEV_PHRASES:
         phrase = _ADDJUMP_DEV_PHRASES[name]
         return (
@@ -378,6 +399,16 @@ def _split_indices(config_name: str) -> dict[str, tuple[int, ...]]:
                   for i in length_train}
         train = [i for i in length_train if not holds[i] and not longer[i]]
         test = [i for i in length_train if holds[i] and (longest is None or longer[i])]
+    elif config_name in AROUND_RIGHT_DEV_HELD_OUT:
+        modifier, direction = AROUND_RIGHT_DEV_HELD_OUT[config_name]
+        commands = grammar.all_commands()
+        held_out = tuple(f"{verb} {modifier} {direction}" for verb in verbs)
+        dropped = f"turn {modifier} {direction}"
+        source = _split_indices("template_around_right")["train"]
+        kept = [i for i in source if not _has_phrase(commands[i], dropped)]
+        holds = {i: any(_has_phrase(commands[i], p) for p in held_out) for i in kept}
+        train = [i for i in kept if not holds[i]]
+        test = [i for i in kept if holds[i]]
     elif config_name in _ADDJUMP_DEV_PHRASES:
         train, test = _addjump_dev_split(_ADDJUMP_DEV_PHRASES[config_name])
     elif config_name in MCD_CONFIG_NAMES:
