@@ -109,3 +109,47 @@ def test_mt_target_entropy_is_the_source_blind_cross_entropy_of_the_fit_targets(
                         -(2 * 0.4 * math.log(0.4) + 0.2 * math.log(0.2)))
     # After <sos> always a; after a: b or <eos> (1/2 each); after b always <eos>.
     assert math.isclose(counts["bigram_conditional_entropy_nats"], 2 / 5 * math.log(2))
+
+
+def test_accuracy_by_output_length_groups_the_test_commands_by_expected_length(tmp_path, capsys):
+    import importlib.util
+    import json
+
+    import tfds_scan
+
+    spec = importlib.util.spec_from_file_location(
+        "accuracy_by_output_length", ROOT / "tools" / "accuracy_by_output_length.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    # A hand-made split: two commands of 2 actions, one of 4; the run gets one of each wrong,
+    # stopping at 1 action and running on to 5.
+    test = [("a", "X Y"), ("b", "X Z"), ("c", "X X X X")]
+    rows = [{"command": "b", "expected": "X Z", "predicted": "X"},
+            {"command": "c", "expected": "X X X X", "predicted": "X X X X X"}]
+    result = tool.by_length(test, rows, longest_train=3)
+    assert result["exact_match_by_length"] == {"2": {"commands": 2, "exact_match": 0.5},
+                                               "4": {"commands": 1, "exact_match": 0.0}}
+    assert result["exact_match"] == round(1 / 3, 4)
+    assert result["wrong_predicted_lengths"] == {"median": 3.0, "largest": 5,
+                                                 "share_at_most_longest_train": 0.5}
+    # A row that is not a test command of the split is refused, naming it.
+    try:
+        tool.by_length(test, [{"command": "z", "expected": "X", "predicted": ""}], 3)
+    except ValueError as error:
+        assert "'z'" in str(error)
+    else:
+        raise AssertionError("a foreign row was accepted")
+    # Through the command line on a real split: a run whose one error is the first command.
+    first_command, first_actions = tfds_scan.split_examples("length")["test"][0]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "errors_test.jsonl").write_text(json.dumps(
+        {"command": first_command, "expected": first_actions, "predicted": ""}) + "\n")
+    out = tmp_path / "by_length.json"
+    assert tool.main(["--split", "length", "--runs", str(run), "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["longest_train_output"] == 22 and written["provenance"]["kind"] == "check"
+    size = str(len(first_actions.split()))
+    assert written["per_run"][0]["exact_match_by_length"][size]["exact_match"] < 1.0
+    assert tool.main(["--split", "length", "--runs", str(tmp_path / "none")]) == 2
+    assert "does not exist" in capsys.readouterr().err

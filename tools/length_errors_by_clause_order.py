@@ -20,15 +20,13 @@ or later in the second clause.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from pathlib import Path
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from compgen_tf.analysis.clause_order import CLASSES, run_breakdown  # noqa: E402
-from compgen_tf.analysis.output import emit  # noqa: E402
+from compgen_tf.analysis.output import emit, read_test_errors  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -50,15 +48,11 @@ def main(argv=None) -> int:
     commands = [command for command, _ in test]
     per_run = []
     for run in args.runs:
-        errors = Path(run) / "errors_test.jsonl"
-        if not errors.is_file():
-            print(f"error: {errors} does not exist (a finished run writes it)", file=sys.stderr)
-            return 2
-        rows = [json.loads(line) for line in errors.read_text().splitlines()]
         try:
+            rows = read_test_errors(run)
             per_run.append({"run": run, "by_class": run_breakdown(commands, rows,
                                                                   tfds_scan.interpret)})
-        except ValueError as error:
+        except (FileNotFoundError, ValueError) as error:
             print(f"error: {run}: {error}", file=sys.stderr)
             return 2
     if args.split in DEV_CONFIG_NAMES:

@@ -39,3 +39,21 @@ def emit(result: dict, out: str | None, tool: str, argv=None) -> None:
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)
         Path(out).write_text(line + "\n")
+
+
+def read_test_errors(run_dir) -> list[dict]:
+    """The wrong test translations of a finished run, the rows of its `errors_test.jsonl`.
+
+    Args:
+        run_dir: a run directory written by `train` or `reproduce`.
+
+    Returns:
+        One dict a wrong translation (`command`, `expected`, `predicted`), in file order.
+
+    Raises:
+        FileNotFoundError: the run has no `errors_test.jsonl`; the message names the file.
+    """
+    errors = Path(run_dir) / "errors_test.jsonl"
+    if not errors.is_file():
+        raise FileNotFoundError(f"{errors} does not exist (a finished run writes it)")
+    return [json.loads(line) for line in errors.read_text().splitlines() if line.strip()]
