@@ -153,3 +153,85 @@ def test_accuracy_by_output_length_groups_the_test_commands_by_expected_length(t
     assert written["per_run"][0]["exact_match_by_length"][size]["exact_match"] < 1.0
     assert tool.main(["--split", "length", "--runs", str(tmp_path / "none")]) == 2
     assert "does not exist" in capsys.readouterr().err
+
+
+def _load_tool(name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return tool
+
+
+def test_accuracy_by_unseen_clause_groups_the_test_commands_by_what_training_never_held(
+        tmp_path, capsys):
+    import json
+    import re
+
+    import tfds_scan
+
+    from compgen_tf.analysis.unseen_clauses import by_unseen_clause, clause_shape
+
+    assert clause_shape("jump opposite left twice") == "V opposite D twice"
+    assert clause_shape("turn around right") == "turn around D"
+    # A hand-made split: `jump left` and `walk opposite right` are unseen; the run gets wrong
+    # one of the two commands holding `jump left` and the one made of seen clauses.
+    train = ["jump", "walk left", "walk opposite left twice", "jump and walk left"]
+    test = ["jump left", "jump left after walk opposite right", "walk left after jump"]
+    rows = [{"command": "jump left after walk opposite right"},
+            {"command": "walk left after jump"}]
+    result = by_unseen_clause(train, test, rows)
+    assert result["exact_match"] == round(1 / 3, 4)
+    assert result["all_clauses_seen"] == {"commands": 1, "exact_match": 0.0}
+    assert result["by_clause"] == {"jump left": {"commands": 2, "exact_match": 0.5},
+                                   "walk opposite right": {"commands": 1, "exact_match": 0.0}}
+    assert result["by_shape"] == {"V D": {"commands": 2, "exact_match": 0.5},
+                                  "V opposite D": {"commands": 1, "exact_match": 0.0}}
+    with pytest.raises(ValueError, match="'run'"):
+        by_unseen_clause(train, test, [{"command": "run"}])
+    # Through the command line on MCD3, whose training file has no bare `V opposite D`.
+    tool = _load_tool("accuracy_by_unseen_clause")
+    test_pairs = tfds_scan.split_examples("scan_mcd3")["test"]
+    bare_opposite = [c for c, _ in test_pairs if any(
+        re.fullmatch(r"(walk|look|run|jump) opposite (left|right)", clause)
+        for clause in re.split(r" and | after ", c))]
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "errors_test.jsonl").write_text(json.dumps(
+        {"command": bare_opposite[0], "expected": "", "predicted": ""}) + "\n")
+    out = tmp_path / "by_clause.json"
+    assert tool.main(["--split", "scan_mcd3", "--runs", str(run), "--out", str(out)]) == 0
+    written = json.loads(out.read_text())
+    assert written["unseen_shapes"]["V opposite D"] == len(bare_opposite) > 0
+    assert written["provenance"]["kind"] == "post-hoc"
+    shape = written["per_run"][0]["by_shape"]["V opposite D"]
+    assert shape == {"commands": len(bare_opposite),
+                     "exact_match": round(1 - 1 / len(bare_opposite), 4)}
+    assert written["per_run"][0]["exact_match"] == round(1 - 1 / len(test_pairs), 4)
+    capsys.readouterr()
+    assert tool.main(["--split", "scan_mcd3", "--runs", str(tmp_path / "none")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert tool.main(["--split", "no_such_split", "--runs", str(run)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_length_errors_by_clause_order_says_a_dev_split_from_an_official_one(tmp_path):
+    import json
+
+    import tfds_scan
+
+    tool = _load_tool("length_errors_by_clause_order")
+    for split, kind in (("length_dev", "validation"), ("length", "post-hoc")):
+        command, actions = tfds_scan.split_examples(split)["test"][0]
+        run = tmp_path / split
+        run.mkdir()
+        (run / "errors_test.jsonl").write_text(json.dumps(
+            {"command": command, "expected": actions, "predicted": ""}) + "\n")
+        out = tmp_path / f"{split}.json"
+        assert tool.main(["--split", split, "--runs", str(run), "--out", str(out)]) == 0
+        written = json.loads(out.read_text())
+        assert written["provenance"]["kind"] == kind
+        by_class = written["per_run"][0]["by_class"]
+        assert sum(row["wrong"] for row in by_class.values()) == 1
+        assert set(by_class) <= set(written["classes"])

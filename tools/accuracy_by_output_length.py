@@ -14,7 +14,6 @@ that runs on. A diagnostic read off finished runs; it chooses nothing.
 
 from __future__ import annotations
 
-import argparse
 import collections
 import os
 import statistics
@@ -22,7 +21,7 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from compgen_tf.analysis.output import emit, read_test_errors  # noqa: E402
+from compgen_tf.analysis.output import split_runs_tool  # noqa: E402
 
 
 def by_length(test_pairs, error_rows, longest_train: int) -> dict:
@@ -50,35 +49,18 @@ def by_length(test_pairs, error_rows, longest_train: int) -> dict:
     }
 
 
+def _longest_train(examples) -> int:
+    return max(len(actions.split()) for _, actions in examples["train"])
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", required=True)
-    parser.add_argument("--runs", nargs="+", required=True)
-    parser.add_argument("--out")
-    args = parser.parse_args(argv)
-
-    import tfds_scan
-
-    try:
-        examples = tfds_scan.split_examples(args.split)
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    longest_train = max(len(actions.split()) for _, actions in examples["train"])
-    per_run = []
-    for run in args.runs:
-        try:
-            rows = read_test_errors(run)
-            per_run.append({"run": run, **by_length(examples["test"], rows, longest_train)})
-        except (FileNotFoundError, ValueError) as error:
-            print(f"error: {run}: {error}", file=sys.stderr)
-            return 2
-    emit({"split": args.split, "longest_train_output": longest_train, "per_run": per_run,
-          "provenance": {"kind": "check", "reason": "a diagnostic of finished runs' test "
-                         "errors, read after their scores; no setting chosen"}},
-         args.out, "accuracy_by_output_length.py", argv)
-    return 0
+    return split_runs_tool(
+        "accuracy_by_output_length.py", __doc__,
+        lambda examples, rows: by_length(examples["test"], rows, _longest_train(examples)),
+        argv,
+        provenance={"kind": "check", "reason": "a diagnostic of finished runs' test errors, "
+                    "read after their scores; no setting chosen"},
+        about_split=lambda examples: {"longest_train_output": _longest_train(examples)})
 
 
 if __name__ == "__main__":

@@ -19,53 +19,23 @@ or later in the second clause.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from compgen_tf.analysis.clause_order import CLASSES, run_breakdown  # noqa: E402
-from compgen_tf.analysis.output import emit, read_test_errors  # noqa: E402
+from compgen_tf.analysis.output import split_runs_tool  # noqa: E402
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--split", required=True)
-    parser.add_argument("--runs", nargs="+", required=True)
-    parser.add_argument("--out")
-    args = parser.parse_args(argv)
-
     import tfds_scan
-    from tfds_scan.splits import DEV_CONFIG_NAMES
 
-    try:
-        test = tfds_scan.split_examples(args.split)["test"]
-    except ValueError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
-    commands = [command for command, _ in test]
-    per_run = []
-    for run in args.runs:
-        try:
-            rows = read_test_errors(run)
-            per_run.append({"run": run, "by_class": run_breakdown(commands, rows,
-                                                                  tfds_scan.interpret)})
-        except (FileNotFoundError, ValueError) as error:
-            print(f"error: {run}: {error}", file=sys.stderr)
-            return 2
-    if args.split in DEV_CONFIG_NAMES:
-        provenance = {"kind": "validation", "reason": "a development split built from a "
-                      "training file; a diagnostic, no setting chosen"}
-    else:  # an official test set: read after its scores, so what follows from it is post-hoc
-        provenance = {"kind": "post-hoc", "reason": "the official test errors of finished "
-                      "runs; a diagnostic read after the test scores, so any setting it "
-                      "leads to is post-hoc"}
-    emit({"split": args.split, "classes": list(CLASSES), "per_run": per_run,
-          "provenance": provenance},
-         args.out, "length_errors_by_clause_order.py", argv)
-    return 0
+    return split_runs_tool(
+        "length_errors_by_clause_order.py", __doc__,
+        lambda examples, rows: {"by_class": run_breakdown(
+            [command for command, _ in examples["test"]], rows, tfds_scan.interpret)},
+        argv, about_split=lambda examples: {"classes": list(CLASSES)})
 
 
 if __name__ == "__main__":
