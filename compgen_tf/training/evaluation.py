@@ -44,13 +44,21 @@ def evaluate_split(model, split: EncodedSplit, batch_size: int = 512,
     # and the export answer (`Seq2SeqModel.serving_outputs`: "" and "no <eos> within ...").
     # The predictions kept for BLEU and the errors files are the decoded tokens, those of a
     # cut-off output included (BLEU gives a partial output partial credit).
-    correct, predictions = [], []
+    # The rows go to the decoder shortest source first (a stable sort), so that the rows of a
+    # batch stop at about the same step: a batch decodes until its longest output ends. On
+    # COGS' gen set (outputs of 1 to 480 tokens, the categories interleaved) that halves the
+    # steps of the file's order: 3,852 against 7,533 over its 512-row batches, were every
+    # output as long as its reference. Each row is decoded on its own (its padding masked),
+    # so the scores are those of any order; they are returned in the split's order.
+    order = np.argsort((split.source_ids != PAD_ID).sum(axis=1), kind="stable")
+    correct = np.zeros(len(split), dtype=bool)
+    predictions = [None] * len(split) if keep_predictions else []
     for start in range(0, len(split), batch_size):
-        source = split.source_ids[start:start + batch_size]
-        predicted = model._greedy_decode_graph(source)
-        correct.append(sequences_equal(predicted.numpy(), split.target_ids[start:start + batch_size]))
+        rows = order[start:start + batch_size]
+        predicted = model._greedy_decode_graph(split.source_ids[rows])
+        correct[rows] = sequences_equal(predicted.numpy(), split.target_ids[rows])
         if keep_predictions:
             actions, _ = model.decode_actions(predicted)
-            predictions.extend(a.decode() for a in actions.numpy())
-    correct = np.concatenate(correct)
+            for row, action in zip(rows, actions.numpy()):
+                predictions[row] = action.decode()
     return SplitEvaluation(float(correct.mean()), correct, predictions)
