@@ -8,7 +8,7 @@ now the rows go shortest source first, so that a batch's rows end at about the s
 Both ways score the same trained run's `--part` (COGS' gen set by default, 21,000 sentences
 whose logical forms have 1 to 480 tokens) in one process, in turn (file order, sorted, file
 order, ...), after one untimed pass that traces the decoding graph. `decode_steps` is the
-sum over batches of the longest decoded output (the steps each batch ran); both ways must
+sum over batches of the longest decoded output up to its `<eos>` (the steps each batch ran); both ways must
 give the same exact match and the same outputs row by row.
 """
 
@@ -30,6 +30,18 @@ from benchmarks.benchmark_output import emit  # noqa: E402
 BATCH = 512
 
 
+def batch_steps(predicted) -> int:
+    """The steps a batch's decoding ran: its longest row up to and with its `<eos>` (the
+    width, for a row that never ends); the decoder pads its output to a fixed width."""
+    import numpy as np
+
+    from compgen_tf.tokens import EOS_ID
+
+    ids = np.asarray(predicted)
+    ended = ids == EOS_ID
+    return int(np.where(ended.any(axis=1), ended.argmax(axis=1) + 1, ids.shape[1]).max())
+
+
 def file_order(model, split):
     """The loop as it was before this change: batches in the split's order."""
     import numpy as np
@@ -39,7 +51,7 @@ def file_order(model, split):
     correct, predictions, steps = [], [], 0
     for start in range(0, len(split), BATCH):
         predicted = model._greedy_decode_graph(split.source_ids[start:start + BATCH])
-        steps += int(predicted.shape[1])
+        steps += batch_steps(predicted)
         correct.append(sequences_equal(predicted.numpy(),
                                        split.target_ids[start:start + BATCH]))
         actions, _ = model.decode_actions(predicted)
@@ -56,7 +68,7 @@ def shortest_first(model, split):
 
     def counted(source):
         predicted = decode(source)
-        steps.append(int(predicted.shape[1]))
+        steps.append(batch_steps(predicted))
         return predicted
 
     model._greedy_decode_graph = counted
