@@ -21,7 +21,7 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from compgen_tf.analysis.output import split_runs_tool  # noqa: E402
+from compgen_tf.cli.common import split_runs_tool  # noqa: E402
 
 
 def by_length(test_pairs, error_rows, longest_train: int) -> dict:

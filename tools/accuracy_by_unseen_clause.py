@@ -19,7 +19,7 @@ import sys
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
-from compgen_tf.analysis.output import split_runs_tool  # noqa: E402
+from compgen_tf.cli.common import split_runs_tool  # noqa: E402
 from compgen_tf.analysis.unseen_clauses import by_unseen_clause, unseen_shapes  # noqa: E402
 
 

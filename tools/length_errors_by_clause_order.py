@@ -25,7 +25,7 @@ import sys
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 from compgen_tf.analysis.clause_order import CLASSES, run_breakdown  # noqa: E402
-from compgen_tf.analysis.output import split_runs_tool  # noqa: E402
+from compgen_tf.cli.common import split_runs_tool  # noqa: E402
 
 
 def main(argv=None) -> int:

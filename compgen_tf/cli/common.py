@@ -181,3 +181,53 @@ def run_directory_missing(run) -> bool:
         return False
     print(f"error: run directory {run} does not exist", file=sys.stderr)
     return True
+
+
+def split_runs_tool(tool: str, description: str, analyse, argv=None, provenance=None,
+                    about_split=None) -> int:
+    """The command line of a tool that reads finished runs' test errors on one SCAN split:
+    `--split SPLIT --runs RUN [RUN ...] [--out FILE]`.
+
+    Args:
+        tool: the tool's file name under `tools/`.
+        description: its help text (the tool's docstring).
+        analyse: `analyse(examples, rows)` -> the dict of one run, from the split's
+            `{"train": [(command, actions)], "test": [...]}` and the run's wrong test
+            translations; a ValueError names a bad row.
+        argv: the arguments; None for the process's own.
+        provenance: the result's provenance; None for `official_or_dev_provenance(split)`.
+        about_split: `about_split(examples)` -> entries about the split itself, put before
+            the runs; None for none.
+
+    Returns:
+        0; 2 after one line on standard error for an unknown split, a run without
+        `errors_test.jsonl` or a row that is not a test command.
+    """
+    parser = argparse.ArgumentParser(description=description,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--split", required=True)
+    parser.add_argument("--runs", nargs="+", required=True)
+    parser.add_argument("--out")
+    args = parser.parse_args(argv)
+
+    import tfds_scan
+
+    from compgen_tf.analysis.output import emit, official_or_dev_provenance, read_test_errors
+
+    try:
+        examples = tfds_scan.split_examples(args.split)
+    except ValueError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    per_run = []
+    for run in args.runs:
+        try:
+            per_run.append({"run": run, **analyse(examples, read_test_errors(run))})
+        except (FileNotFoundError, ValueError) as error:
+            print(f"error: {run}: {error}", file=sys.stderr)
+            return 2
+    emit({"split": args.split, **(about_split(examples) if about_split else {}),
+          "per_run": per_run,
+          "provenance": provenance or official_or_dev_provenance(args.split)},
+         args.out, tool, argv)
+    return 0
