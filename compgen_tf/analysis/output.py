@@ -77,4 +77,3 @@ def official_or_dev_provenance(split: str) -> dict:
                 "file; a diagnostic, no setting chosen"}
     return {"kind": "post-hoc", "reason": "the official test errors of finished runs; a "
             "diagnostic read after the test scores, so any setting it leads to is post-hoc"}
-
