@@ -214,6 +214,25 @@ def test_accuracy_by_unseen_clause_groups_the_test_commands_by_what_training_nev
     assert "does not exist" in capsys.readouterr().err
     assert tool.main(["--split", "no_such_split", "--runs", str(run)]) == 2
     assert capsys.readouterr().err.count("\n") == 1
+    # A later seed added with --keep-earlier: the first run's figures stay though its
+    # directory is gone, and the command that made them is kept.
+    later = tmp_path / "later"
+    later.mkdir()
+    (later / "errors_test.jsonl").write_text("")
+    first_run, first_command = written["per_run"][0], written["command"]
+    (run / "errors_test.jsonl").unlink()
+    assert tool.main(["--split", "scan_mcd3", "--runs", str(later), "--out", str(out),
+                      "--keep-earlier"]) == 0
+    both = json.loads(out.read_text())
+    assert both["per_run"][0] == first_run and both["earlier_commands"] == [first_command]
+    assert both["per_run"][1]["run"] == str(later) and both["per_run"][1]["exact_match"] == 1.0
+    # Another split's file is not merged into: one line, exit 2 (argparse's).
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as refused:
+        tool.main(["--split", "scan_mcd2", "--runs", str(later), "--out", str(out),
+                   "--keep-earlier"])
+    assert refused.value.code == 2
+    assert "is of split 'scan_mcd3', not 'scan_mcd2'" in capsys.readouterr().err
 
 
 def test_length_errors_by_clause_order_says_a_dev_split_from_an_official_one(tmp_path):

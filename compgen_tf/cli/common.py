@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import json
 import os
 import sys
 from pathlib import Path
@@ -186,7 +187,11 @@ def run_directory_missing(run) -> bool:
 def split_runs_tool(tool: str, description: str, analyse, argv=None, provenance=None,
                     about_split=None) -> int:
     """The command line of a tool that reads finished runs' test errors on one SCAN split:
-    `--split SPLIT --runs RUN [RUN ...] [--out FILE]`.
+    `--split SPLIT --runs RUN [RUN ...] [--out FILE [--keep-earlier]]`.
+
+    `--keep-earlier` keeps the runs that `--out` already holds (of the same split) and are
+    not given again, with the commands that wrote them under `earlier_commands`: a seed whose
+    run directory is gone keeps its committed figures when later seeds are added.
 
     Args:
         tool: the tool's file name under `tools/`.
@@ -208,7 +213,18 @@ def split_runs_tool(tool: str, description: str, analyse, argv=None, provenance=
     parser.add_argument("--split", required=True)
     parser.add_argument("--runs", nargs="+", required=True)
     parser.add_argument("--out")
+    parser.add_argument("--keep-earlier", action="store_true",
+                        help="keep --out's runs that are not given here")
     args = parser.parse_args(argv)
+    earlier = {"per_run": []}
+    if args.keep_earlier:
+        if not args.out:
+            parser.error("--keep-earlier needs --out")
+        if Path(args.out).exists():
+            earlier = json.loads(Path(args.out).read_text())
+            if earlier.get("split") != args.split:
+                parser.error(f"--keep-earlier: {args.out} is of split "
+                             f"{earlier.get('split')!r}, not {args.split!r}")
 
     import tfds_scan
 
@@ -226,8 +242,12 @@ def split_runs_tool(tool: str, description: str, analyse, argv=None, provenance=
         except (FileNotFoundError, ValueError) as error:
             print(f"error: {run}: {error}", file=sys.stderr)
             return 2
-    emit({"split": args.split, **(about_split(examples) if about_split else {}),
-          "per_run": per_run,
-          "provenance": provenance or official_or_dev_provenance(args.split)},
-         args.out, tool, argv)
+    given = {run["run"] for run in per_run}
+    kept = [run for run in earlier["per_run"] if run["run"] not in given]
+    result = {"split": args.split, **(about_split(examples) if about_split else {}),
+              "per_run": kept + per_run,
+              "provenance": provenance or official_or_dev_provenance(args.split)}
+    if kept:
+        result["earlier_commands"] = earlier.get("earlier_commands", []) + [earlier["command"]]
+    emit(result, args.out, tool, argv)
     return 0
