@@ -128,6 +128,11 @@ def test_the_tool_reads_a_translation_run_and_refuses_a_scan_run(tmp_path, capsy
         assert weights.shape == (len(example["output"]), len(example["source"]))
         assert example["source"][0] == "<sos>" and example["source"][-1] == "<eos>"
         np.testing.assert_allclose(weights.sum(axis=1), 1.0, atol=1e-2)
+        assert len(example["decoded_to_reference_length"]) == example["reference_length"]
+    bleu = run_report["bleu"]
+    assert bleu["free_in_run_metrics"] is None  # this run's metrics.json has no BLEU
+    assert all(0.0 <= bleu[way] <= 100.0 for way in
+               ("free", "free_cut_to_reference_length", "decoded_to_reference_length"))
     # A SCAN run has no references to translate: one line, exit 1.
     scan = tmp_path / "scan"
     scan.mkdir()

@@ -7,8 +7,9 @@ For each finished run (a model with attention on an English-French split), teach
 every reference of `--part`: the probability of `<eos>` where the reference ends and whether
 it wins there, and how many references it would cut short; decoded freely: how many outputs
 never stop, whether they loop, and which source position the attention reads past the
-reference's length (`compgen_tf.analysis.eos_decisions`). Each summary is given for all
-sentences and by outcome (exact, stopped but wrong, run-on). `--figure` draws the attention of
+reference's length; and corpus BLEU free, cut to each reference's length and decoded to it
+(`compgen_tf.analysis.eos_decisions`). Each summary is given for all sentences and by
+outcome (exact, stopped but wrong, run-on). `--figure` draws the attention of
 a few sentences of the first run (`--examples`, half exact, half run-on). A diagnosis of
 finished runs: nothing is selected with it.
 """
@@ -74,7 +75,8 @@ def main(argv=None) -> int:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
     for run in runs:
-        print(run["run"], json.dumps(run["summary"]))
+        print(run["run"], json.dumps(run["bleu"]))
+        print(f"  all: {json.dumps(run['summary'])}")
         for outcome, summary in run["by_outcome"].items():
             print(f"  {outcome}: {json.dumps(summary)}")
     return 0

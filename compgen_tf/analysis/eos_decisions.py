@@ -13,11 +13,17 @@ happen, and this module answers both for a finished run's kept model on one spli
   position the attention reads at those steps: the sentence's last word, its `<eos>`
   boundary, or another word (`attention_past_reference`).
 
-`attention_examples` keeps the full attention of a few sentences for a figure. Nothing is
-selected with any of it: it reads a finished run's outputs on its test split.
+And how much of the run's BLEU the `<eos>` decision costs: free corpus BLEU beside the same
+outputs cut to each reference's length, and the model decoded to each reference's length
+(`<eos>` ruled out before it and forced at it, `length_oracle.decode_with_length`; an oracle,
+a diagnosis only). `run_eos_decisions` keeps the full attention of a few sentences for a
+figure. Nothing is selected with any of it: it reads a finished run's outputs.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 
@@ -157,11 +163,15 @@ def run_eos_decisions(run_dir, part: str = "test", examples_shown: int = 4,
         batch_size: sentences decoded at once.
 
     Returns:
-        A JSON-ready dict: `summary`, `by_outcome` (exact, stopped, run-on) and `examples`.
+        A JSON-ready dict: `bleu` (free, free cut to the reference's length, decoded to
+        the reference's length), `summary`, `by_outcome` (exact, stopped, run-on) and
+        `examples`.
     """
     from compgen_tf.analysis.errors import AnalysisError
+    from compgen_tf.analysis.length_oracle import decode_with_length
     from compgen_tf.experiments.experiment import load_run_model, run_config
     from compgen_tf.experiments.scan import is_translation, split_examples
+    from compgen_tf.training.bleu import corpus_bleu
     from compgen_tf.training.data import encode_split
 
     config = run_config(run_dir)
@@ -186,6 +196,8 @@ def run_eos_decisions(run_dir, part: str = "test", examples_shown: int = 4,
         output_ids, attention = (np.asarray(x) for x in
                                  model.attention_weights(source_ids, max_length=limit))
         references = reference_lengths(target_ids)
+        oracle_ids = np.asarray(decode_with_length(model, source_ids,
+                                                   np.minimum(references, limit - 1), limit))
         for i in range(len(source_ids)):
             emitted = list(output_ids[i])
             stopped = EOS_ID in emitted
@@ -205,9 +217,25 @@ def run_eos_decisions(run_dir, part: str = "test", examples_shown: int = 4,
                                                            length, int(references[i])),
                 "_attention": attention[i][:length + int(stopped), :shown],
                 "_source": [source_vocabulary[t] for t in source_ids[i][:shown]],
-                "_output": tokens + (["<eos>"] if stopped else [])})
+                "_output": tokens + (["<eos>"] if stopped else []),
+                "_oracle": [target_vocabulary[t] for t in
+                            oracle_ids[i][:list(oracle_ids[i]).index(EOS_ID)]]})
+    references_text = [[actions] for actions in split.actions]
+    free = [r["_output"][:r["output_length"]] for r in rows]
+    metrics = Path(run_dir) / "metrics.json"
+    recorded = (json.loads(metrics.read_text()).get("bleu", {}).get(part, {}).get("bleu")
+                if metrics.exists() else None)
     return {"run": str(run_dir), "split": config["split"], "part": part,
             "sentences": len(rows), "output_limit": limit,
+            "bleu": {"free": round(corpus_bleu([" ".join(t) for t in free],
+                                               references_text), 2),
+                     "free_cut_to_reference_length": round(corpus_bleu(
+                         [" ".join(t[:r["reference_length"]]) for t, r in zip(free, rows)],
+                         references_text), 2),
+                     "decoded_to_reference_length": round(corpus_bleu(
+                         [" ".join(r["_oracle"]) for r in rows], references_text), 2),
+                     # The run's own free BLEU on this part, for a check of the first.
+                     "free_in_run_metrics": recorded},
             "summary": _summary(rows), "by_outcome": {
                 outcome: _summary([r for r in rows if _outcome(r) == outcome])
                 for outcome in ("exact", "stopped_wrong", "run_on")},
@@ -252,4 +280,5 @@ def _examples(rows, count: int) -> list[dict]:
     run_on = [r for r in rows if _outcome(r) == "run_on"][:count - len(exact)]
     return [{"index": r["index"], "outcome": _outcome(r), "source": r["_source"],
              "output": r["_output"], "reference_length": r["reference_length"],
+             "decoded_to_reference_length": r["_oracle"],
              "attention": np.round(r["_attention"], 3).tolist()} for r in exact + run_on]
