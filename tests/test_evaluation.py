@@ -66,3 +66,35 @@ def test_a_real_model_scores_the_same_rows_in_any_batching(name):
     assert len(set(one_by_one.predictions)) > 1
     assert by_length.predictions == one_by_one.predictions
     np.testing.assert_array_equal(by_length.correct, one_by_one.correct)
+
+
+def test_unk_scoring_keeps_a_sentence_with_an_unknown_word_and_serving_refuses_it():
+    """`encode_split(..., "unk")` (translation and COGS scoring) encodes a word training never
+    saw as `<unk>` in its place; the sentence keeps its other words. (From 2026-12-01 to
+    2026-12-07 such a sentence was encoded as the empty command: 227 of the 1,191
+    English-French test sentences were scored from `<sos> <eos>`.) Serving's default still
+    answers it with a per-row error."""
+    from compgen_tf.models.preprocessor import UnknownTokenError
+    from compgen_tf.tokens import EOS_ID, SOS_ID, UNK_ID
+
+    model = registry.build_model("syntactic_attention", dict(
+        semantic_dim=8, syntax_embedding_dim=8, syntax_units=8, encoder_units=8,
+        command_grammar=None), ["i", "am", "."], ["je", "suis", "."])
+    examples = [("i am sober .", "je suis sobre ."), ("i am .", "je suis .")]
+    split = encode_split(model, examples, unknown_words="unk")
+    ids = model.preprocessor.source_id
+    np.testing.assert_array_equal(split.source_ids, [
+        [SOS_ID, ids("i"), ids("am"), UNK_ID, ids("."), EOS_ID],
+        [SOS_ID, ids("i"), ids("am"), ids("."), EOS_ID, PAD_ID]])
+    assert split.target_ids[0].tolist() == [model.preprocessor.target_id("je"),
+                                            model.preprocessor.target_id("suis"), UNK_ID,
+                                            model.preprocessor.target_id("."), EOS_ID]
+    with pytest.raises(UnknownTokenError, match="sober"):
+        encode_split(model, examples)
+    served, errors = model.encode_commands(["i am sober ."])
+    assert served.numpy().tolist() == [[SOS_ID, EOS_ID]]
+    assert "sober" in errors.numpy()[0].decode()
+    kept, errors = model.preprocessor.encode_commands(["i am sober ."], unknown_words="unk")
+    assert kept.numpy().tolist() == [split.source_ids[0].tolist()] and errors.numpy()[0] == b""
+    with pytest.raises(ValueError, match="unknown_words must be 'error' or 'unk'"):
+        model.preprocessor.dataset_fn("ignore")

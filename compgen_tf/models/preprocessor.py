@@ -122,17 +122,27 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
             out["target_ids"], out["target_error"] = self.encode_actions(actions)
         return out
 
-    def encode_commands(self, commands):
+    def encode_commands(self, commands, unknown_words="error"):
         """Commands (string (batch,)) → (ids, error).
+
+        Args:
+            commands: string (batch,).
+            unknown_words: `"error"` (default; serving, SCAN): a word outside the
+                vocabulary makes its row invalid; `"unk"` (scoring natural text, whose
+                test sentences hold words training never saw): it is encoded as `<unk>`
+                and its row stays valid.
 
         Returns:
             ids: int32 (batch, length), wrapped in `<sos>`/`<eos>` as configured,
                 `<pad>` after. A row whose command is invalid is encoded as the
                 empty command so that decoding it cannot fail.
             error: string (batch,), empty where the command is valid, else a
-                message: empty command, too many words, the unknown words, or (with a
-                `command_grammar`) a command outside the language.
+                message: empty command, too many words, the unknown words (with
+                `unknown_words="error"`), or (with a `command_grammar`) a command
+                outside the language.
         """
+        if unknown_words not in ("error", "unk"):
+            raise ValueError(f"unknown_words must be 'error' or 'unk', got {unknown_words!r}")
         # Dense (batch, words) tensors rather than ragged ones: the ragged ops expand into
         # about a thousand graph ops, which cost a single-command call more than its decoding
         # (serving/README.md, "Latency").
@@ -143,9 +153,12 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
         in_command = tf.range(tf.shape(words)[1])[None, :] < n_words[:, None]
         ids = tf.where(in_command, tf.cast(self.source_lookup(words), tf.int32), PAD_ID)
         is_unknown = tf.equal(ids, UNK_ID)
-        unknown_words = _join_words(tf.where(is_unknown, words, ""))
-        error = tf.where(tf.reduce_any(is_unknown, axis=1),
-                         tf.strings.join([UNKNOWN_WORDS, unknown_words]), "")
+        if unknown_words == "error":
+            error = tf.where(tf.reduce_any(is_unknown, axis=1),
+                             tf.strings.join([UNKNOWN_WORDS, _join_words(
+                                 tf.where(is_unknown, words, ""))]), "")
+        else:
+            error = tf.fill(tf.shape(n_words), "")
         error = tf.where(n_words > self.max_input_length, tf.strings.join([
             "command too long: ", tf.strings.as_string(n_words), " words, the maximum is ",
             str(self.max_input_length)]), error)
@@ -274,12 +287,18 @@ class Seq2SeqPreprocessor(keras.layers.Layer):
             raise UnknownTokenError(f"target vocabulary has no entry for {unknown}; "
                                     f"known words: {self.target_words}")
 
-    def dataset_fn(self):
+    def dataset_fn(self, unknown_words="error"):
         """A `tf.data` map from a batch of `{"commands", "actions"}` (as the TFDS builders
-        give them) to `(source_ids, target_ids)`, what a task model's `fit` reads."""
+        give them) to `(source_ids, target_ids)`, what a task model's `fit` reads.
+        `unknown_words`: as in `encode_commands` (with `"error"` a row holding an unknown
+        word is the empty command: check the commands first, as `encode_split` does)."""
+        if unknown_words not in ("error", "unk"):
+            raise ValueError(f"unknown_words must be 'error' or 'unk', got {unknown_words!r}")
+
         def preprocess(example):
-            out = self.call(example["commands"], example["actions"])
-            return out["source_ids"], out["target_ids"]
+            source_ids, _ = self.encode_commands(example["commands"], unknown_words)
+            target_ids, _ = self.encode_actions(example["actions"])
+            return source_ids, target_ids
         return preprocess
 
     def get_config(self):

@@ -59,7 +59,9 @@ def encode_split(model, examples, unknown_words: str = "error") -> EncodedSplit:
         preprocessor.check_actions(actions)
     pairs = tf.data.Dataset.from_tensor_slices({"commands": tf.constant(commands, tf.string),
                                                 "actions": tf.constant(actions, tf.string)})
-    batch = pairs.batch(len(examples)).map(preprocessor.dataset_fn())
+    # With "unk" the preprocessor must keep a row that holds an unknown word (`<unk>` in
+    # its place): by default it makes such a row the empty command, as serving answers it.
+    batch = pairs.batch(len(examples)).map(preprocessor.dataset_fn(unknown_words))
     source_ids, target_ids = batch.get_single_element()
     return EncodedSplit(commands, actions, source_ids.numpy(), target_ids.numpy())
 
