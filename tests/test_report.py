@@ -254,8 +254,10 @@ def test_translation_results_get_their_own_table_with_bleu_and_daxy(tmp_path, ca
     # BLEU: mean ± sample std, median, min–max; then the authors' way; exact match; daxy x/8.
     assert cells[2:9] == ["25.00 ± 5.57", "24.00", "20.00–31.00", "35.50 ± 5.00", "35.50",
                           "30.50–40.50", "20.0 ± 10.0"]
-    # Each seed's kept step of its steps; from the last tenth of updates: "(late)".
-    assert cells[9:12] == ["2/8, 5/8, 0/8", "800/6,400, 5,760/6,400, 5,761/6,400 (late)", "3"]
+    # Each seed's kept step of its steps; from the last tenth of updates: "(late)". The n
+    # carries the code mark: these seeds recorded no commit, so "?" (unknown).
+    assert cells[9:12] == ["2/8, 5/8, 0/8", "800/6,400, 5,760/6,400, 5,761/6,400 (late)",
+                           "3 ?"]
     assert "(late)\": the kept model" in section
     # Validation BLEU and loss against update, drawn from the curves the file recorded.
     plot = "plots/syntactic_attention__mt_eng_fra_daxy__bleu_loss.png"
@@ -277,7 +279,7 @@ def test_translation_results_get_their_own_table_with_bleu_and_daxy(tmp_path, ca
     assert page.splitlines()[3] == (
         "| [syntactic_attention / mt_eng_fra_daxy](../results/syntactic_attention/"
         "mt_eng_fra_daxy.json) | 20.00 / 24.00 / 31.00 | 30.50 / 35.50 / 40.50 "
-        "| 2/8 / 5/8 / 0/8 | 3 | variant (chosen after test scores were seen) |")
+        "| 2/8 / 5/8 / 0/8 | 3 ? | variant (chosen after test scores were seen) |")
 
     # A translation file without BLEU is named, not shown as a row of zeros.
     for run in translation_runs:

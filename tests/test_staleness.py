@@ -98,6 +98,35 @@ def test_a_results_file_is_changed_when_any_seed_is_and_lists_them(history):
     assert results_state(document, repo, changes).state == "current"
 
 
+def test_a_fixed_scoring_fault_marks_the_runs_on_its_splits_that_had_the_fault(history):
+    # The fault came in at "change" and is fixed at "after": a run at "change" on one of its
+    # splits was scored with it; one before it, one on another split, one after the fix, not.
+    repo, commits, _ = history
+    fix = NumericsChange(commits["after"], "2026-12-07", ("seq2seq",), None, "scoring fault",
+                         splits=("mt_eng_fra",), introduced=commits["change"])
+    state = code_state("seq2seq", None, commits["change"], repo, [fix], split="mt_eng_fra")
+    assert state.state == "changed" and state.changes == (fix,)
+    assert code_state("seq2seq", None, commits["before"], repo, [fix],
+                      split="mt_eng_fra").state == "current"
+    assert code_state("seq2seq", None, commits["change"], repo, [fix],
+                      split="simple").state == "current"
+    assert code_state("seq2seq", None, commits["after"], repo, [fix],
+                      split="mt_eng_fra").state == "current"
+    # A split not recorded may be one of them; a fault's commit git lacks cannot be asked.
+    assert code_state("seq2seq", None, commits["change"], repo, [fix]).state == "changed"
+    lost = NumericsChange(commits["after"], "2026-12-07", ("seq2seq",), None, "fault",
+                          splits=("mt_eng_fra",), introduced="e" * 40)
+    unknown = code_state("seq2seq", None, commits["change"], repo, [lost], split="mt_eng_fra")
+    assert unknown.state == "unknown" and "does not have commit eeeeeeeeeeee" in unknown.reason
+    # A results file's seeds are asked with its split.
+    document = {"model": "seq2seq", "split": "mt_eng_fra", "versions": {},
+                "runs": [{"seed": 0, "commit": commits["change"]},
+                         {"seed": 1, "commit": commits["before"]}]}
+    assert results_state(document, repo, [fix]).seeds_in("changed") == [0]
+    document["split"] = "simple"
+    assert results_state(document, repo, [fix]).state == "current"
+
+
 def test_the_recorded_list_is_well_formed_and_names_registered_models():
     changes = load_changes()
     assert changes, "the package ships its list"
@@ -121,6 +150,12 @@ def test_a_malformed_entry_is_refused_with_its_place(tmp_path):
     path.write_text(json.dumps([{**entry, "commit": "a" * 40, "model": ["seq2seq"]}]))
     with pytest.raises(ValueError, match=r"unknown keys \['model'\]"):
         load_changes(path)
+    path.write_text(json.dumps([{**entry, "commit": "a" * 40, "splits": []}]))
+    with pytest.raises(ValueError, match="'splits' must be a non-empty list of split names"):
+        load_changes(path)
+    path.write_text(json.dumps([{**entry, "commit": "a" * 40, "introduced": "0001116"}]))
+    with pytest.raises(ValueError, match="'introduced' must be a full 40-digit hash"):
+        load_changes(path)
 
 
 # Commits of this repository's history (git log): f9aea6d (2026-11-28) trained Syntactic
@@ -128,24 +163,34 @@ def test_a_malformed_entry_is_refused_with_its_place(tmp_path):
 # (2026-12-01) came after it.
 _BEFORE, _AFTER = ("f9aea6d2a3a8bedf624c192482e4ed109f23d663",
                    "cfa7de942950f162bfe64644148f206948516ae0")
+# 59ec1ee (2026-12-02) scored Syntactic Attention's paper-regime MT seed 0.
+_MT_SCORED = "59ec1eefec1589f5d70e61557abae8b16929238a"
 
 
 def test_the_independent_draws_mark_seeds_trained_before_them():
     root = checkout_root()
     if root is None or any(subprocess.run(["git", "-C", str(root), "cat-file", "-e", commit],
                                           capture_output=True).returncode
-                           for commit in (_BEFORE, _AFTER)):
+                           for commit in (_BEFORE, _AFTER, _MT_SCORED)):
         pytest.skip("needs this repository's history (a full clone)")
     staleness._is_ancestor.cache_clear()
     before = code_state("syntactic_attention", None, _BEFORE)
     assert before.state == "changed"
     assert "6171d2b5d45edff53f1555780020e9be9171f0d7" in [c.commit for c in before.changes]
-    assert code_state("syntactic_attention", None, _AFTER).state == "current"
+    assert code_state("syntactic_attention", None, _AFTER, split="addprim_jump").state == \
+        "current"
     # The baseline without a length head was not re-drawn; with one it was.
-    assert code_state("seq2seq", {"model_args": {}}, _AFTER).state == "current"
+    assert code_state("seq2seq", {"model_args": {}}, _AFTER, split="simple").state == "current"
     changed = code_state("seq2seq", {"model_args": {"length_head": {"state_size": 3}}},
                          "80b2809ca4c35d2e85a9467a2d20c8643be862ac")
     assert "6171d2b5d45edff53f1555780020e9be9171f0d7" in [c.commit for c in changed.changes]
+    # The translation seeds scored between 0001116 and c7bf59b (2026-12-01 to 12-07) had the
+    # empty-source fault in their test scores; the same commit's SCAN seeds did not.
+    fault = "c7bf59b4ccbcc4f4a3181d1f90206386a65992f5"
+    assert fault in [c.commit for c in code_state("syntactic_attention", None, _MT_SCORED,
+                                                  split="mt_eng_fra_daxy").changes]
+    assert fault not in [c.commit for c in code_state("syntactic_attention", None, _MT_SCORED,
+                                                      split="addprim_jump").changes]
 
 
 def _results_file(results_dir, relative, model, runs):

@@ -54,6 +54,11 @@ class NumericsChange:
             `model_args` keys of which at least one must be set (not absent, None, False,
             0 or empty) for a configuration to be affected.
         what: one line.
+        splits: None when runs on every split are affected; otherwise the splits whose
+            runs are (a change to how some data is scored).
+        introduced: None for a change of what the code does; for the fix of a fault, the
+            commit that brought the fault in: a seed that ran before it ran without the
+            fault, and is not affected.
     """
 
     commit: str
@@ -61,19 +66,25 @@ class NumericsChange:
     models: tuple
     configs: tuple | None
     what: str
+    splits: tuple | None = None
+    introduced: str | None = None
 
-    def affects(self, model: str, config: dict | None) -> bool:
+    def affects(self, model: str, config: dict | None, split: str | None = None) -> bool:
         """Whether a run of `model` under `config` (a results file's `config`; None when
-        not recorded, which counts as affected) is affected.
+        not recorded, which counts as affected) on `split` (None when not known, which
+        counts as affected) is affected.
 
         Args:
             model: the registered model name.
             config: the run's configuration, with its `model_args` section.
+            split: the run's split.
 
         Returns:
             True when the change applies to that run.
         """
         if model not in self.models:
+            return False
+        if self.splits is not None and split is not None and split not in self.splits:
             return False
         if self.configs is None or config is None:
             return True
@@ -144,7 +155,8 @@ def _load_changes(path: str) -> tuple[NumericsChange, ...]:
         where = f"{path}: entry {index}"
         if not isinstance(entry, dict):
             raise ValueError(f"{where} is not an object")
-        unknown = set(entry) - {"commit", "date", "models", "configs", "what"}
+        unknown = set(entry) - {"commit", "date", "models", "configs", "what", "splits",
+                                "introduced"}
         if unknown:
             raise ValueError(f"{where} has unknown keys {sorted(unknown)}")
         if not _FULL_HASH.fullmatch(str(entry.get("commit", ""))):
@@ -163,18 +175,27 @@ def _load_changes(path: str) -> tuple[NumericsChange, ...]:
             raise ValueError(f"{where}: 'configs' must be a non-empty list of model_args keys")
         if not isinstance(entry.get("what"), str) or not entry["what"].strip():
             raise ValueError(f"{where}: 'what' must say what changed")
+        splits, introduced = entry.get("splits"), entry.get("introduced")
+        if splits is not None and not (isinstance(splits, list) and splits
+                                       and all(isinstance(x, str) for x in splits)):
+            raise ValueError(f"{where}: 'splits' must be a non-empty list of split names")
+        if introduced is not None and not _FULL_HASH.fullmatch(str(introduced)):
+            raise ValueError(f"{where}: 'introduced' must be a full 40-digit hash, got "
+                             f"{introduced!r}")
         changes.append(NumericsChange(entry["commit"], entry["date"], tuple(models),
-                                      tuple(configs) if configs else None, entry["what"]))
+                                      tuple(configs) if configs else None, entry["what"],
+                                      tuple(splits) if splits else None, introduced))
     return tuple(sorted(changes, key=lambda change: change.date))
 
 
 def code_state(model: str, config: dict | None, commit: str | None, repo_dir=None,
-               changes=None) -> CodeState:
+               changes=None, split: str | None = None) -> CodeState:
     """Whether a seed of `model` under `config` trained at `commit` ran today's numerics.
 
-    A listed change counts when it affects the model and configuration, is in the
+    A listed change counts when it affects the model, configuration and split, is in the
     checkout's HEAD (today's code) and is not an ancestor of (nor) `commit`
-    (`git merge-base --is-ancestor`; the answers are cached).
+    (`git merge-base --is-ancestor`; the answers are cached); a fault's fix counts only
+    when the commit that brought the fault in (`introduced`) is an ancestor of `commit`.
 
     Args:
         model: the registered model name.
@@ -183,6 +204,7 @@ def code_state(model: str, config: dict | None, commit: str | None, repo_dir=Non
             checkout with uncommitted edits counts as a run of the commit), or None.
         repo_dir: the git checkout to ask (default: the one this package runs from).
         changes: the list to use (default: `load_changes()`).
+        split: the split the seed ran on, or None (not known).
 
     Returns:
         A `CodeState`.
@@ -194,16 +216,20 @@ def code_state(model: str, config: dict | None, commit: str | None, repo_dir=Non
     if root is None:
         return CodeState("unknown", base, reason="no git checkout to ask (an installed package)")
     relevant = [change for change in (load_changes() if changes is None else changes)
-                if change.affects(model, config)]
+                if change.affects(model, config, split)]
     later = []
     for change in relevant:
         in_today = _is_ancestor(str(root), change.commit, "HEAD")
         in_run = _is_ancestor(str(root), change.commit, base)
-        if in_today is None or in_run is None:
-            missing = base if in_run is None and in_today is not None else change.commit
+        had_fault = (True if change.introduced is None
+                     else _is_ancestor(str(root), change.introduced, base))
+        if in_today is None or in_run is None or had_fault is None:
+            # git answers for a commit it has: the change's, then the run's, then the fault's.
+            missing = (change.commit if in_today is None else base if in_run is None
+                       else change.introduced)
             return CodeState("unknown", base,
                              reason=f"the checkout does not have commit {missing[:12]}")
-        if in_today and not in_run:
+        if in_today and not in_run and had_fault:
             later.append(change)
     if later:
         return CodeState("changed", base, tuple(later),
@@ -242,7 +268,8 @@ def results_state(document: dict, repo_dir=None, changes=None) -> ResultsState:
         else "unknown" when any seed is, else "current".
     """
     seeds = {run["seed"]: code_state(document["model"], document.get("config"),
-                                     recorded_commit(document, run), repo_dir, changes)
+                                     recorded_commit(document, run), repo_dir, changes,
+                                     document.get("split"))
              for run in sorted(document["runs"], key=lambda run: run["seed"])}
     states = {code.state for code in seeds.values()}
     state = ("changed" if "changed" in states else "unknown" if "unknown" in states

@@ -99,7 +99,8 @@ def _translation_row(model: str, name: str, entry: dict) -> str:
              *number_cells([run["test_bleu_authors"] for run in runs]),
              our_cells(entry)[0],
              ", ".join(f"{run['daxy_exact']}/8" for run in runs), _best_step_cell(runs),
-             *our_cells(entry)[3:5], provenance_cell(entry)]
+             our_cells(entry)[3] + code_cell(entry, short=True), our_cells(entry)[4],
+             provenance_cell(entry)]
     return "| " + " | ".join(cells) + " |"
 
 
@@ -246,7 +247,9 @@ def render_report(results_dir: Path, out: Path, runs_dir: Path):
         "step, data order, the decoding that selects and scores models), **changed since** "
         "such a commit for the seeds trained before it (today's code trains other "
         "numbers; `reproduce --check FILE --seed N` says whether they land in the file's "
-        "band, `tools/check_stale_results.py`), **unknown** when a seed recorded no commit "
+        "band, `tools/check_stale_results.py`), or, for a scoring fault's fix, scored "
+        "with the fault (their test figures are wrong; `evaluate --run DIR` rescores a "
+        "kept run), **unknown** when a seed recorded no commit "
         "(or the checkout cannot say). The README marks these † and ?.",
         "",
     ]
@@ -391,7 +394,8 @@ def render_doc_tables(text: str, results_dir: Path, results_link: str = "../resu
             if translation:
                 cells = [" / ".join(f"{run[field]:.2f}" for run in runs)
                          for field in ("test_bleu", "test_bleu_authors")]
-                cells += [" / ".join(f"{run['daxy_exact']}/8" for run in runs), str(len(runs))]
+                cells += [" / ".join(f"{run['daxy_exact']}/8" for run in runs),
+                          str(len(runs)) + code_cell(entry, short=True)]
             else:
                 cells = [" / ".join(percent(run["test_accuracy"]) for run in runs),
                          *our_cells(entry)[:4]]
