@@ -13,3 +13,18 @@ SOS = "<sos>"
 EOS = "<eos>"
 SPECIAL_TOKENS = (PAD, UNK, SOS, EOS)
 PAD_ID, UNK_ID, SOS_ID, EOS_ID = range(4)
+
+
+def pad_width(ids, multiple: int):
+    """int32 ids (rows, width) right-padded with `<pad>` to a width that is a multiple of
+    `multiple`.
+
+    What JAX's jitted steps and decoders need: `jax.jit` compiles once per shape, so a
+    stream of batches of many widths is padded to a few. A row is masked to its own length
+    in every model, as in any batch of sequences of several lengths.
+    """
+    import numpy as np
+
+    ids = np.asarray(ids, "int32")
+    width = -(-ids.shape[1] // multiple) * multiple
+    return np.pad(ids, [(0, 0), (0, width - ids.shape[1])], constant_values=PAD_ID)

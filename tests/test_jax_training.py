@@ -112,6 +112,11 @@ LOSS_TOLERANCE, WEIGHT_TOLERANCE = 1e-5, 1e-5
 
 def assert_same_training(jax, tensorflow):
     assert len(tensorflow["losses"]) == len(jax["losses"]) == 8
+    # Greedy decoding of the trained model: on JAX through a batch padded to (8, 8)
+    # (`bucketed_ids`), the same ids as TensorFlow's unpadded one.
+    assert tensorflow["decoded"].shape == (len(training_worker.DECODED),
+                                           tensorflow["decoded"].shape[1])
+    np.testing.assert_array_equal(jax["decoded"], tensorflow["decoded"])
     np.testing.assert_allclose(jax["losses"], tensorflow["losses"], rtol=LOSS_TOLERANCE)
     weights = [name for name in tensorflow if name.startswith("weight_")]
     assert weights and sorted(weights) == sorted(n for n in jax if n.startswith("weight_"))

@@ -406,3 +406,29 @@ def test_decoder_cell_state_can_start_at_the_last_context(tmp_path):
     authors.save(tmp_path / "model.keras")
     assert keras.saving.load_model(tmp_path / "model.keras").backbone.get_config()[
         "decoder_cell_from_context"] is True
+
+
+def test_episode_batches_padded_for_jax_have_few_widths_and_the_same_loss():
+    # On JAX every new batch shape compiles the train step again, so EpisodeBatches pads
+    # each array's width to a multiple of 8 there; what makes that safe is that the padding
+    # changes no token's loss (checked here on TensorFlow, whose batches stay unpadded).
+    from compgen_tf.experiments.episodes import EpisodeBatches
+
+    task = "add_jump_permutation"
+    model = _model(task, dropout=0.0)
+    stream = EpisodeBatches(model, task, seed=0)
+    assert stream.width_multiple == 1  # TensorFlow: the batches its runs had
+    plain = [stream.batch(step) for step in range(40)]
+    stream.width_multiple = 8
+    padded = [stream.batch(step) for step in range(40)]
+    assert len({tuple(x.shape for x in batch) for batch in padded}) < \
+        len({tuple(x.shape for x in batch) for batch in plain})
+    for before, after in zip(plain[:3], padded[:3]):
+        for x, y in zip(before, after):
+            assert y.shape[0] == x.shape[0] and y.shape[1] % 8 == 0 and y.shape[1] >= x.shape[1]
+            np.testing.assert_array_equal(y[:, :x.shape[1]], x)
+            assert not y[:, x.shape[1]:].any()  # <pad>
+        loss, tokens = model.token_loss(before, training=False)
+        padded_loss, padded_tokens = model.token_loss(after, training=False)
+        assert int(padded_tokens) == int(tokens) > 0
+        np.testing.assert_allclose(float(padded_loss), float(loss), rtol=1e-5)

@@ -346,3 +346,23 @@ def test_a_run_scores_its_best_weights_on_the_decoder_that_validation_traced(tmp
     for kept, saved in zip(model.weights, best.weights):
         np.testing.assert_array_equal(kept.numpy(), saved.numpy(), err_msg=kept.path)
     assert graph_for_any_ids(model, "greedy_decode", 1).experimental_get_tracing_count() == 1
+
+
+def test_bucketed_ids_pad_widths_and_the_decoded_rows_only():
+    # What JAX's jitted decoding is given (`graph_for_any_ids`): a few shapes, the ids
+    # themselves first. Padded rows copy the first row, whose outputs are then dropped.
+    import numpy as np
+
+    from compgen_tf.models.seq2seq_model import bucketed_ids
+
+    support = np.arange(1, 31, dtype="int32").reshape(3, 10)
+    queries = np.array([[5, 6, 0], [7, 0, 0], [8, 9, 4]], "int32")
+    out_support, out_queries = bucketed_ids([support, queries])
+    assert out_support.shape == (3, 16) and out_queries.shape == (8, 8)
+    np.testing.assert_array_equal(out_support[:, :10], support)
+    assert not out_support[:, 10:].any()
+    np.testing.assert_array_equal(out_queries[:3, :3], queries)
+    np.testing.assert_array_equal(out_queries[3:, :3], np.repeat(queries[:1], 5, axis=0))
+    assert not out_queries[:, 3:].any()
+    assert bucketed_ids([np.ones((9, 8), "int32")])[0].shape == (16, 8)
+    assert bucketed_ids([np.ones((0, 5), "int32")])[0].shape == (0, 8)

@@ -12,8 +12,9 @@ head first (`Seq2SeqModel.fit_length_head`, batches of 64 shuffled from seed 3),
 `STEPS` updates on the SCAN commands of at most three words (batches of 8 drawn by NumPy from
 seed 3: the same batches on every backend), dropout off and the gradients clipped. It
 writes OUT.npz: `losses`, each update's own training loss, `length_head_mse` (NaN without a
-fitted head), `largest_change`, the largest change of any weight, and `weight_<i>`, the
-trained weights in the model's order. Below a teacher
+fitted head), `largest_change`, the largest change of any weight, `decoded`, the trained
+model's greedy ids for `DECODED` (through `_greedy_decode_graph`, which on JAX pads the
+batch to a few shapes), and `weight_<i>`, the trained weights in the model's order. Below a teacher
 forcing ratio of 1 the rows fed their own outputs are drawn from each backend's generator,
 which differ. `unroll` trains with `training.unroll` and `training.jit_compile` (the
 batch-1 regime's recurrences written out).
@@ -36,6 +37,8 @@ from compgen_tf.training.data import encode_split
 from compgen_tf.training.fit import fit_split
 
 STEPS = 8
+# Five rows (padded to eight on JAX) of widths 3 to 7 (padded to eight).
+DECODED = ["walk", "jump twice", "run left", "look around right", "turn opposite left thrice"]
 SETTINGS = {"batch_size": 8, "learning_rate": 0.01, "clip_norm": 0.5, "max_steps": STEPS,
             "eval_every": STEPS, "checkpoint_every": STEPS // 2, "patience": STEPS,
             "stop_at_accuracy": 1.1}
@@ -76,8 +79,10 @@ def train(model, run_dir, out, teacher_forcing=1.0, unroll=False, length_head_st
     fit_split(model, settings, run_dir, split, split, seed=3, verbose=0, callbacks=[losses])
     weights = [np.asarray(w.value) for w in model.weights]
     change = max(float(np.max(np.abs(w - w0), initial=0.0)) for w, w0 in zip(weights, initial))
+    ids, _ = model.encode_commands(tf.constant(DECODED))
+    decoded = np.asarray(model._greedy_decode_graph(np.asarray(ids)))
     np.savez(out, losses=np.array(losses.losses), length_head_mse=np.float64(length_head_mse),
-             largest_change=np.float64(change),
+             largest_change=np.float64(change), decoded=decoded,
              **{f"weight_{i}": w for i, w in enumerate(weights)})
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -25,7 +26,7 @@ from compgen_tf import registry
 from compgen_tf.experiments.config import ConfigError
 from compgen_tf.experiments.experiment import Experiment
 from compgen_tf.models.meta_seq2seq.meta_seq2seq import MetaSeq2Seq
-from compgen_tf.tokens import PAD_ID
+from compgen_tf.tokens import PAD_ID, pad_width
 from tfds_scan import episodes
 
 MODEL_NAME = "meta_seq2seq"
@@ -83,12 +84,19 @@ class EpisodeBatches:
 
     def __init__(self, model, task: str, seed: int):
         self.model, self.task, self.seed = model, task, int(seed)
+        # On JAX each new shape of a batch compiles the train step again (seconds to a
+        # minute), and episodes come in dozens of widths: padded to multiples of 8, an
+        # add-jump run's first 300 episodes have 14 shapes instead of 55. TensorFlow's
+        # step takes every shape, and its batches stay as its committed runs had them.
+        self.width_multiple = 8 if keras.backend.backend() == "jax" else 1
 
     def batch(self, step: int):
         """The batch of `step`: training episode `step` of the seed, as `episode_batch` makes
-        it (with the support items among the queries when the model has `support_loss`)."""
+        it (with the support items among the queries when the model has `support_loss`),
+        on JAX each array's width padded to a multiple of 8."""
         episode = episodes.training_episode(self.task, self.seed, int(step))
-        return episode_batch(self.model, episode, self.model.support_loss)
+        return tuple(pad_width(ids, self.width_multiple)
+                     for ids in episode_batch(self.model, episode, self.model.support_loss))
 
 
 def ablation_overrides(args) -> list[str]:

@@ -14,7 +14,7 @@ from compgen_tf.models.backbone import Backbone
 from compgen_tf.models.losses import token_cross_entropy
 from compgen_tf.models.preprocessor import Seq2SeqPreprocessor, as_str_list
 from compgen_tf.models.train_step import AUTOGRAPH, TrainStep, stateless_uniform
-from compgen_tf.tokens import EOS_ID, PAD_ID
+from compgen_tf.tokens import EOS_ID, PAD_ID, pad_width
 
 class Seq2SeqModel(TrainStep, keras.Model):
     """The task model of a sequence-to-sequence family: command strings in, action strings out.
@@ -533,9 +533,10 @@ _GRAPHS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def graph_for_any_ids(model, method_name: str, count: int):
     """`model.<method_name>` as a tf.function of `count` int32 (batch, length) arrays.
 
-    On JAX, `jax.jit` of the method over the model's current variable values and the ids
-    (traced once per shape of the ids); it returns a `tf.Tensor` as the tf.function does,
-    since what reads the ids next (the preprocessor, `serving_outputs`) is TensorFlow's.
+    On JAX, `jax.jit` of the method over the model's current variable values and the ids,
+    compiled once per shape of the ids, so the ids are padded to a few shapes first
+    (`bucketed_ids`); it returns a `tf.Tensor` as the tf.function does, since what reads the
+    ids next (the preprocessor, `serving_outputs`) is TensorFlow's.
 
     Traced once, for every shape: a function traced on the first call's shapes traces
     again at the next length before it relaxes them, and each trace of a decoder costs
@@ -570,7 +571,28 @@ def _jitted_for_any_ids(model, method_name: str):
 
     def call(*ids):
         values = [variable.value for variable in owner().variables]
-        output = run(values, *(np.asarray(x, "int32") for x in ids))
-        return tf.nest.map_structure(lambda x: tf.convert_to_tensor(np.asarray(x)), output)
+        rows = len(ids[-1])
+        output = run(values, *bucketed_ids(ids))
+        return tf.nest.map_structure(lambda x: tf.convert_to_tensor(np.asarray(x)[:rows]),
+                                     output)
 
     return call
+
+
+# Widths are padded to a multiple of this, the rows of the last ids to a power of two.
+_WIDTH_BUCKET, _FEWEST_ROWS = 8, 8
+
+
+def bucketed_ids(ids):
+    """`ids` (int32 (rows, width) arrays, the last one the rows being decoded) padded to
+    few shapes, for a decoding method that `jax.jit` compiles once per shape: every width
+    to a multiple of 8 (`pad_width`), and the last array's rows to a power of two (at
+    least 8) with copies of its first row (rows are decoded independently; the copies'
+    outputs are dropped).
+    """
+    out = [pad_width(array, _WIDTH_BUCKET) for array in ids]
+    last = out[-1]
+    if len(last):
+        rows = max(_FEWEST_ROWS, 1 << (len(last) - 1).bit_length())
+        out[-1] = np.concatenate([last, np.repeat(last[:1], rows - len(last), axis=0)])
+    return out
