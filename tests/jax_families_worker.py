@@ -39,7 +39,9 @@ FAMILIES = {
                     "--set", "model_args.num_layers=1", "--set", "model_args.num_heads=2",
                     "--set", "model_args.feedforward_dim=16",
                     "--set", "model_args.max_output_length=8"],
-    "meta_seq2seq": ["--model", "meta_seq2seq", "--task", "add_jump_permutation",
+    # Mutual exclusivity: the smallest episodes (add-jump's cost twice the time here,
+    # its test episode alone decoding 7,706 queries).
+    "meta_seq2seq": ["--model", "meta_seq2seq", "--task", "mutual_exclusivity",
                      "--set", "model_args.hidden_units=8", "--set", "model_args.embedding_dim=8"],
     "symbol_convolution": ["--model", "symbol_convolution", "--task", "composition"],
     "stack_lstm": ["--model", "stack_lstm", "--task", "palindromes"],

@@ -19,8 +19,8 @@ forcing ratio of 1 the rows fed their own outputs are drawn from each backend's 
 which differ. `unroll` trains with `training.unroll` and `training.jit_compile` (the
 batch-1 regime's recurrences written out).
 
-Run as a script in its own process: a process holds one Keras backend, and importing it
-(TensorFlow for the data, JAX, Keras) costs more than most of these jobs' training.
+JAX's side runs as a script in its own process (a process holds one Keras backend);
+TensorFlow's, the suite's own backend, runs in the test's process through `main`.
 """
 
 import json
