@@ -90,26 +90,9 @@ def _tool():
 
 
 def test_the_tool_reads_a_translation_run_and_refuses_a_scan_run(tmp_path, capsys):
-    # An untrained tiny Syntactic Attention, its vocabulary from the daxy sentences, as a
-    # finished run's kept model: the analysis reads what the model does, whatever it is.
-    import keras
-    from tfds_scan import mt
+    from test_mt import untrained_daxy_run
 
-    from compgen_tf import registry
-    from compgen_tf.models.preprocessor import vocabulary_words
-    from test_mt import TINY
-
-    daxy = mt.mt_examples("mt_eng_fra_daxy")["daxy"]
-    keras.utils.set_random_seed(0)
-    model = registry.build_model("syntactic_attention", dict(TINY, command_grammar=None),
-                                 vocabulary_words(s for s, _ in daxy),
-                                 vocabulary_words(t for _, t in daxy))
-    run = tmp_path / "mt"
-    run.mkdir()
-    model.save(run / "best_model.keras")
-    (run / "config.json").write_text(json.dumps({"model": "syntactic_attention",
-                                                 "split": "mt_eng_fra_daxy", "seed": 0}))
-    (run / "metrics.json").write_text("{}")
+    run = untrained_daxy_run(tmp_path)
     out, figure = tmp_path / "eos.json", tmp_path / "eos.png"
     assert _tool().main(["--run", str(run), "--part", "daxy", "--examples", "2",
                          "--out", str(out), "--figure", str(figure)]) == 0

@@ -19,6 +19,26 @@ TINY = dict(semantic_dim=16, syntax_embedding_dim=16, syntax_units=16, encoder_u
             dropout=0.0)
 
 
+def untrained_daxy_run(folder):
+    """An untrained tiny Syntactic Attention, its vocabulary from the 8 daxy sentences, saved
+    as a finished English-French run's kept model in `folder`/mt (the analyses of issue 73
+    read what a model does, whatever it is)."""
+    from compgen_tf import registry
+
+    daxy = mt.mt_examples("mt_eng_fra_daxy")["daxy"]
+    keras.utils.set_random_seed(0)
+    model = registry.build_model("syntactic_attention", dict(TINY, command_grammar=None),
+                                 vocabulary_words(s for s, _ in daxy),
+                                 vocabulary_words(t for _, t in daxy))
+    run = folder / "mt"
+    run.mkdir()
+    model.save(run / "best_model.keras")
+    (run / "config.json").write_text(json.dumps({"model": "syntactic_attention",
+                                                 "split": "mt_eng_fra_daxy", "seed": 0}))
+    (run / "metrics.json").write_text("{}")
+    return run
+
+
 def test_syntactic_attention_learns_french_pairs_and_serves_them(tmp_path):
     # Twelve short French -> English training pairs from the shipped training file, one per
     # source sentence (the file translates some sentences two ways).

@@ -67,24 +67,12 @@ def test_the_tool_reads_a_translation_run(tmp_path):
     import json
     from pathlib import Path
 
-    import keras
     from tfds_scan import mt
 
-    from compgen_tf import registry
-    from compgen_tf.models.preprocessor import vocabulary_words
-    from test_mt import TINY
+    from test_mt import untrained_daxy_run
 
+    run = untrained_daxy_run(tmp_path)
     daxy = mt.mt_examples("mt_eng_fra_daxy")["daxy"]
-    keras.utils.set_random_seed(0)
-    model = registry.build_model("syntactic_attention", dict(TINY, command_grammar=None),
-                                 vocabulary_words(s for s, _ in daxy),
-                                 vocabulary_words(t for _, t in daxy))
-    run = tmp_path / "mt"
-    run.mkdir()
-    model.save(run / "best_model.keras")
-    (run / "config.json").write_text(json.dumps({"model": "syntactic_attention",
-                                                 "split": "mt_eng_fra_daxy", "seed": 0}))
-    (run / "metrics.json").write_text("{}")
     spec = importlib.util.spec_from_file_location(
         "mt_source_dependence", Path(__file__).resolve().parents[1] / "tools" /
         "mt_source_dependence.py")

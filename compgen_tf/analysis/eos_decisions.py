@@ -167,22 +167,12 @@ def run_eos_decisions(run_dir, part: str = "test", examples_shown: int = 4,
         the reference's length), `summary`, `by_outcome` (exact, stopped, run-on) and
         `examples`.
     """
-    from compgen_tf.analysis.errors import AnalysisError
     from compgen_tf.analysis.length_oracle import decode_with_length
-    from compgen_tf.experiments.experiment import load_run_model, run_config
-    from compgen_tf.experiments.scan import is_translation, split_examples
+    from compgen_tf.analysis.translation_runs import attention_model_and_part
     from compgen_tf.training.bleu import corpus_bleu
-    from compgen_tf.training.data import encode_split
 
-    config = run_config(run_dir)
-    if not is_translation(config["split"]):
-        raise AnalysisError(f"{run_dir}: a run on {config['split']!r}, not a translation split")
-    model = load_run_model(run_dir)
-    if not hasattr(model, "attention_weights"):
-        raise AnalysisError(f"{run_dir}: its model ({type(model).__name__}) has no attention")
+    config, model, split = attention_model_and_part(run_dir, part)
     limit = int(model.max_output_length)
-    split = encode_split(model, split_examples(config["split"], part, config.get("data"),
-                                               config.get("seed", 0)), unknown_words="unk")
     target_vocabulary = model.preprocessor.target_vocabulary
     source_vocabulary = model.preprocessor.source_vocabulary
     rows = []

@@ -129,19 +129,9 @@ def run_source_dependence(run_dir, part: str = "validation", batch_size: int = 6
     import json
     from pathlib import Path
 
-    from compgen_tf.analysis.errors import AnalysisError
-    from compgen_tf.experiments.experiment import load_run_model, run_config
-    from compgen_tf.experiments.scan import is_translation, split_examples
-    from compgen_tf.training.data import encode_split
+    from compgen_tf.analysis.translation_runs import attention_model_and_part
 
-    config = run_config(run_dir)
-    if not is_translation(config["split"]):
-        raise AnalysisError(f"{run_dir}: a run on {config['split']!r}, not a translation split")
-    model = load_run_model(run_dir)
-    if not hasattr(model, "attention_weights"):
-        raise AnalysisError(f"{run_dir}: its model ({type(model).__name__}) has no attention")
-    split = encode_split(model, split_examples(config["split"], part, config.get("data"),
-                                               config.get("seed", 0)), unknown_words="unk")
+    config, model, split = attention_model_and_part(run_dir, part)
     limit = int(model.max_output_length)
     totals = {"own": 0.0, "other": 0.0, "tokens": 0}
     mass = {"sos": 0.0, "eos": 0.0, "last_word": 0.0, "other_words": 0.0, "steps": 0,
