@@ -10,10 +10,14 @@ TensorFlow's to 1e-5 on the same weights is as equivariant as it is there. A bac
 not installed (the `backends` extra) is skipped.
 """
 
+import atexit
+import functools
 import importlib.util
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,10 +47,27 @@ def needs(backend):
 FAST_XLA = "--xla_backend_optimization_level=0 --xla_llvm_disable_expensive_passes=true"
 
 
+# Compiling is most of a JAX worker's time, and the suite's JAX processes compile many
+# programs more than once: the resume check runs one model three times, a saved model's
+# functions compile again when it is loaded. One compilation cache per test process, shared
+# by its JAX workers and removed at its end, compiles each program once (the resume check:
+# 30 s of CPU instead of 50, the same result file). A cached program is the same executable,
+# so no figure depends on it.
+@functools.cache
+def jax_cache() -> str:
+    folder = tempfile.mkdtemp(prefix="compgen_tf_jax_cache_")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
 def run_on(backend: str, args, timeout=600):
     env = dict(os.environ, KERAS_BACKEND=backend, TF_CPP_MIN_LOG_LEVEL="3",
                CUDA_VISIBLE_DEVICES="", JAX_PLATFORMS="cpu",
                XLA_FLAGS=f"{os.environ.get('XLA_FLAGS', '')} {FAST_XLA}".strip())
+    if backend == "jax":
+        env.update(JAX_COMPILATION_CACHE_DIR=jax_cache(),
+                   JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS="0",
+                   JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES="-1")
     result = subprocess.run([sys.executable, *args], env=env, cwd=TESTS.parent,
                             capture_output=True, text=True, timeout=timeout)
     assert result.returncode == 0, f"{backend}: {args}\n{result.stdout[-3000:]}\n" \
