@@ -254,3 +254,42 @@ def test_length_errors_by_clause_order_says_a_dev_split_from_an_official_one(tmp
         by_class = written["per_run"][0]["by_class"]
         assert sum(row["wrong"] for row in by_class.values()) == 1
         assert set(by_class) <= set(written["classes"])
+
+
+def test_replaced_runs_keeps_the_earlier_run_of_each_seed_trained_again(tmp_path):
+    import json
+
+    def git(*args):
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       cwd=tmp_path, check=True, capture_output=True)
+
+    def results(runs):
+        return json.dumps({"model": "m", "runs": runs})
+
+    first = [{"seed": 0, "test_bleu": 19.38, "loss_curve": [[1, 2.0]],
+              "validation_bleu_curve": [[10, 14.26]]},
+             {"seed": 1, "test_bleu": 23.29}, {"seed": 2, "test_bleu": 20.15}]
+    path = tmp_path / "results" / "m.json"
+    path.parent.mkdir()
+    path.write_text(results(first))
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "first runs")
+    # Seeds 0 and 1 trained again; seed 2 is still its first run.
+    path.write_text(results([{"seed": 0, "test_bleu": 22.59}, {"seed": 1, "test_bleu": 23.87},
+                             first[2]]))
+    out = tmp_path / "replaced.json"
+    tool = subprocess.run([sys.executable, str(ROOT / "tools" / "replaced_runs.py"),
+                           "--results", str(path), "--commit", "HEAD", "--out", str(out),
+                           "--why", "scored with a fault"], capture_output=True, text=True,
+                          timeout=120, cwd=tmp_path)
+    assert tool.returncode == 0, tool.stderr
+    replaced = json.loads(out.read_text())["replaced"]
+    assert [(run["seed"], run["test_bleu"]) for run in replaced] == [(0, 19.38), (1, 23.29)]
+    # The quoted curves are kept, the long loss curve is not.
+    assert replaced[0]["validation_bleu_curve"] == [[10, 14.26]]
+    assert "loss_curve" not in replaced[0] and replaced[0]["why"] == "scored with a fault"
+    missing = subprocess.run([sys.executable, str(ROOT / "tools" / "replaced_runs.py"),
+                              "--results", str(tmp_path / "none.json"), "--commit", "HEAD",
+                              "--out", str(out)], capture_output=True, text=True, timeout=120)
+    assert missing.returncode == 2 and missing.stderr.strip().count("\n") == 0
