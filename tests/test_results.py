@@ -1,5 +1,6 @@
 import json
 
+import numpy as np
 import pytest
 
 from compgen_tf.cli.reproduce import main as reproduce
@@ -303,3 +304,49 @@ def test_check_compares_the_test_split_its_results_file_records():
     assert _test_part(toy, config, "palindromes_full_budget",
                       "palindromes_in_domain_full_budget") == "test"
     assert _test_part(toy, config, "palindromes", "something_else") is None
+
+
+def test_a_run_continued_from_a_shorter_one_trains_as_the_longer_run(tmp_path, capsys):
+    """`--continue-from`: seeds of 4 steps continued to 8 give the straight 8-step run's
+    losses, evaluations and kept weights; anything but a longer max_steps is refused."""
+    import keras
+
+    overrides = TINY_SIZES["seq2seq"] + ["training.eval_every=2", "model_args.dropout=0.5",
+                                         "model_args.max_output_length=8"]
+    base = (["--model", "seq2seq", "--split", "simple_p1", "--seeds", "1",
+             "--runs-dir", str(tmp_path / "runs"), "--results-dir", str(tmp_path / "results"),
+             "--quiet"] + [arg for override in overrides for arg in ("--set", override)])
+    assert reproduce(base + ["--steps", "4", "--name", "short"]) == 0
+    assert reproduce(base + ["--steps", "8", "--name", "straight"]) == 0
+    assert reproduce(base + ["--steps", "8", "--name", "long", "--continue-from", "short"]) == 0
+    runs = tmp_path / "runs" / "seq2seq"
+
+    def history(name):
+        return [json.loads(line) for line in (runs / name / "seed0" / "history.jsonl")
+                .read_text().splitlines()]
+
+    def same(a, b):
+        return {k: v for k, v in a.items() if k != "elapsed_s"} == \
+            {k: v for k, v in b.items() if k != "elapsed_s"}
+
+    straight, continued = history("straight"), history("long")
+    assert [h["step"] for h in continued] == [2, 4, 6, 8]
+    assert all(same(a, b) for a, b in zip(straight, continued)), (straight, continued)
+    kept = [keras.saving.load_model(runs / name / "seed0" / "best_model.keras").get_weights()
+            for name in ("straight", "long")]
+    for a, b in zip(*kept):
+        np.testing.assert_array_equal(a, b)
+    metrics = json.loads((runs / "long" / "seed0" / "metrics.json").read_text())
+    assert metrics["warm_start"]["step"] == 4 and metrics["steps"] == 8
+    # The shorter run is left as it was.
+    assert [h["step"] for h in history("short")] == [2, 4]
+    capsys.readouterr()
+    for refused, message in [
+            (["--steps", "8", "--name", "wide", "--set", "model_args.hidden_units=6"],
+             "only training.max_steps may differ"),
+            (["--steps", "4", "--name", "same_length"], "a continuation needs more"),
+            (["--steps", "8", "--name", "orphan", "--first-seed", "1"],
+             "no finished run to continue")]:
+        assert reproduce(base + refused + ["--continue-from", "short"]) == 2, refused
+        err = capsys.readouterr().err.strip()
+        assert err.count("\n") == 0 and message in err, err

@@ -19,6 +19,14 @@ where and how fast, not what.
 
 `--jobs N` trains N seeds at a time in separate processes.
 
+`--continue-from NAME` makes a longer run without training its first part again: with a
+configuration that differs from the finished runs `<runs-dir>/<model>/NAME/seed<N>` only in a
+larger `training.max_steps`, each seed starts from its own run's last checkpoint (copied into
+its new run directory; the earlier run is left as it is) and trains on as the longer run of
+that seed would have (the same weights, data order and draws; the patience count starts
+afresh, and its `metrics.json` records where it started under `warm_start`). Anything else
+that differs is refused in one line, exit code 2.
+
 `reproduce --check results/<model>/<name>.json --seed N` trains one committed seed again from
 the command recorded for it and prints how far the new scores are from the recorded ones
 (`compgen_tf.experiments.check`). A process claims a
@@ -97,6 +105,11 @@ def build_parser() -> ArgumentParser:
                         help="seeds trained at a time, each in its own process")
     add_backend_argument(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
+    parser.add_argument("--continue-from", metavar="NAME",
+                        help="continue each seed from the finished run NAME/seed<N> of the "
+                             "same model under --runs-dir, of this configuration but for "
+                             "fewer training.max_steps (a longer run without training the "
+                             "first part again)")
     parser.add_argument("--no-results", action="store_true", help=argparse.SUPPRESS)
     return parser
 
@@ -164,7 +177,7 @@ def reproduction(argv) -> Reproduction | int:
         write_results=not args.no_results, quiet=args.quiet, command=command,
         helper_command=(sys.executable, "-m", "compgen_tf", "reproduce",
                         *without_options(argv, ("--jobs",)), "--no-results"),
-        jobs=args.jobs)
+        jobs=args.jobs, continue_from=args.continue_from)
 
 
 def _option(argv, name):

@@ -22,7 +22,9 @@ import json
 import subprocess
 from pathlib import Path
 
-from compgen_tf.experiments.experiment import prepare_run_dir
+from compgen_tf.errors import RunDirectoryError
+from compgen_tf.experiments.config import comparable, config_differences
+from compgen_tf.experiments.experiment import prepare_run_dir, read_metrics, read_run_file
 from compgen_tf.experiments.kinds import experiment_for
 from compgen_tf.experiments.results import RESULTS_DIR, earlier_results, write_results
 from compgen_tf.versions import package_versions
@@ -55,6 +57,11 @@ class Reproduction:
         helper_command: the command line of a process that trains the same seeds without
             writing results; `jobs - 1` of them run beside this one.
         jobs: seeds trained at a time.
+        continue_from: the name of finished runs of the same model (`runs_dir/<model>/
+            <continue_from>/seed<N>`) of this configuration but for a smaller
+            `training.max_steps`: each seed continues its own from its last checkpoint
+            (`check_continuation`), as a longer run of the same seed would have gone on
+            (the weights, data order and draws; the patience count starts afresh).
     """
 
     model: str
@@ -72,6 +79,7 @@ class Reproduction:
     command: str = ""
     helper_command: tuple = ()
     jobs: int = 1
+    continue_from: str | None = None
 
     @property
     def run_name(self) -> str:
@@ -82,6 +90,12 @@ class Reproduction:
     def run_dir(self, seed: int) -> Path:
         """The run directory of `seed`."""
         return Path(self.runs_dir) / self.model / self.run_name / f"seed{seed}"
+
+    def parent_dir(self, seed: int) -> Path | None:
+        """The run that `seed` continues (`continue_from`), or None."""
+        if self.continue_from is None:
+            return None
+        return Path(self.runs_dir) / self.model / self.continue_from / f"seed{seed}"
 
     @property
     def seed_range(self) -> range:
@@ -127,12 +141,16 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
 
     seeds = request.seed_range
     run_dirs = {seed: request.run_dir(seed) for seed in seeds}
+    parents = {seed: request.parent_dir(seed) for seed in seeds}
+    for seed, parent in parents.items():
+        if parent is not None and not (run_dirs[seed] / "checkpoints").exists():
+            check_continuation(experiment, config, parent, seed)
     helpers = [subprocess.Popen(list(request.helper_command))
                for _ in range(min(request.jobs, request.seeds) - 1)]
     try:
         for seed in seeds:
             _train_unclaimed_seed(experiment, config, run_dirs[seed], seed, request.command,
-                                  request.quiet, echo)
+                                  request.quiet, echo, parents[seed])
     except ValueError:  # a finished run directory of another configuration
         for helper in helpers:
             helper.wait()
@@ -166,8 +184,34 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
     return Reproduced(dict(zip(seeds, metrics_list)), written)
 
 
+def check_continuation(experiment, config, parent: Path, seed: int) -> None:
+    """A `RunDirectoryError` unless `parent` is a finished run of `config` for `seed` but
+    for a smaller `training.max_steps`: what a longer run of the same seed continues."""
+    if not experiment.finished(read_metrics(parent), config):
+        raise RunDirectoryError(f"{parent}: no finished run to continue (--continue-from "
+                                f"names finished runs of the same model under --runs-dir)")
+    earlier = read_run_config(parent)
+    wanted = config.to_json(seed)
+    steps = earlier.get("training", {}).get("max_steps"), wanted["training"]["max_steps"]
+    if steps[0] is None or steps[0] >= steps[1]:
+        raise RunDirectoryError(f"{parent} trained {steps[0]} steps: a continuation needs "
+                                f"more (training.max_steps {steps[1]})")
+    earlier = comparable(dict(earlier, training=dict(earlier["training"],
+                                                     max_steps=steps[1])))
+    differences = config_differences(earlier, comparable(wanted))
+    if differences:
+        raise RunDirectoryError(f"{parent} is a run of another configuration: only "
+                                f"training.max_steps may differ (differences: "
+                                f"{'; '.join(differences)})")
+
+
+def read_run_config(run_dir: Path) -> dict:
+    """The configuration recorded in `run_dir/config.json`."""
+    return read_run_file(Path(run_dir) / "config.json")
+
+
 def _train_unclaimed_seed(experiment, config, run_dir: Path, seed: int, command: str,
-                          quiet: bool, echo):
+                          quiet: bool, echo, parent: Path | None = None):
     """Trains one seed unless it is finished or another process holds its lock."""
     with _seed_lock(run_dir, block=False) as claimed:
         if not claimed:
@@ -179,7 +223,7 @@ def _train_unclaimed_seed(experiment, config, run_dir: Path, seed: int, command:
         else:
             echo(f"seed {seed}: training {run_dir}")
             experiment.train(config, run_dir, seed=seed, verbose=0 if quiet else 1,
-                             command=command)
+                             command=command, warm_start_from=parent)
 
 
 def _finished_metrics(experiment, config, run_dir: Path, wait: bool = False):
