@@ -201,6 +201,10 @@ def test_recorded_commands_of_every_version_become_todays_reproduce_arguments():
     assert todays_arguments("python -m compgen_tf.reproduce --model seq2seq --split simple "
                             "--first-seed 5 --seeds 1", "seq2seq") == [
         "--model", "seq2seq", "--split", "simple"]
+    # A continued seed is checked by training it straight through (the same run).
+    assert todays_arguments("python -m compgen_tf reproduce --model seq2seq --split simple "
+                            "--name long --continue-from short --seeds 1", "seq2seq") == [
+        "--model", "seq2seq", "--split", "simple", "--name", "long"]
     assert todays_arguments("python -m compgen_tf.meta_training --task length --seeds 1 "
                             "--first-seed 2 --quiet", "meta_seq2seq") == [
         "--model", "meta_seq2seq", "--task", "length", "--quiet"]

@@ -24,8 +24,9 @@ configuration that differs from the finished runs `<runs-dir>/<model>/NAME/seed<
 larger `training.max_steps`, each seed starts from its own run's last checkpoint (copied into
 its new run directory; the earlier run is left as it is) and trains on as the longer run of
 that seed would have (the same weights, data order and draws; the patience count starts
-afresh, and its `metrics.json` records where it started under `warm_start`). Anything else
-that differs is refused in one line, exit code 2.
+afresh, and its `metrics.json` records where it started under `warm_start`; its wall time is
+the continuation's own). Anything else that differs is refused in one line, exit code 2;
+`--check` trains a continued seed straight through, which gives the same run.
 
 `reproduce --check results/<model>/<name>.json --seed N` trains one committed seed again from
 the command recorded for it and prints how far the new scores are from the recorded ones

@@ -34,8 +34,11 @@ from compgen_tf.versions import source_commit
 
 # Environment variables that change TensorFlow's kernels, recorded with each check.
 ENVIRONMENT = ("TF_ENABLE_ONEDNN_OPTS", "TF_DETERMINISTIC_OPS", "CUDA_VISIBLE_DEVICES")
-# Options that say where files go or how many seeds: the check chooses these itself.
-_REPLACED = ("--seeds", "--first-seed", "--jobs", "--runs-dir", "--results-dir")
+# Options that say where files go or how many seeds: the check chooses these itself. A seed
+# continued from a shorter run (`--continue-from`) trains as the straight longer run would,
+# so the check trains it straight through, in its own runs directory.
+_REPLACED = ("--seeds", "--first-seed", "--jobs", "--runs-dir", "--results-dir",
+             "--continue-from")
 
 
 def todays_arguments(command: str, model: str) -> list[str]:
