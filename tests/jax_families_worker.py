@@ -5,7 +5,8 @@
 Trains each registered family's model that the JAX/TensorFlow equivalence of
 `tests/training_worker.py` does not train (there the SCAN families train through the
 library's `fit_split` on JAX; the `train` command is the same for all of them, so Syntactic
-Attention stands for them here), tiny, for `STEPS` updates through
+Attention stands for them here, with `counting_seq2seq`, whose run first fits its length
+head), tiny, for `STEPS` updates through
 `python -m compgen_tf train` (`compgen_tf.cli.main`, called in this process so that JAX and
 TensorFlow are imported once), into OUT_DIR/<family>, and writes OUT_DIR/trained.json:
 each family's exit code, its run's `metrics.json` backend and steps, its checkpoints,
@@ -32,6 +33,12 @@ FAMILIES = {
                             "--set", "model_args.syntax_embedding_dim=8",
                             "--set", "model_args.encoder_units=8",
                             "--set", "model_args.max_output_length=8"],
+    # Its run fits the length head first (`training.length_head_steps`), which no other
+    # family's train command does.
+    "counting_seq2seq": ["--model", "counting_seq2seq", *SCAN, "--set",
+                         "model_args.hidden_units=8", "--set", "model_args.embedding_dim=8",
+                         "--set", "model_args.max_output_length=8",
+                         "--set", "training.length_head_steps=20"],
     # Mutual exclusivity: the smallest episodes (add-jump's cost twice the time here,
     # its test episode alone decoding 7,706 queries).
     "meta_seq2seq": ["--model", "meta_seq2seq", "--task", "mutual_exclusivity",

@@ -1,4 +1,5 @@
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -342,15 +343,37 @@ def test_a_run_continued_from_a_shorter_one_trains_as_the_longer_run(tmp_path, c
         np.testing.assert_array_equal(a, b)
     metrics = json.loads((runs / "long" / "seed0" / "metrics.json").read_text())
     assert metrics["warm_start"]["step"] == 4 and metrics["steps"] == 8
+    # The results file says where the seed started and how long its first part took.
+    (record,) = load_results(tmp_path / "results" / "seq2seq" / "long.json")["runs"]
+    short = json.loads((runs / "short" / "seed0" / "metrics.json").read_text())
+    assert record["continued_from"]["step"] == 4
+    assert record["continued_from"]["wall_time_s"] == short["wall_time_s"]
     # The shorter run is left as it was.
     assert [h["step"] for h in history("short")] == [2, 4]
+    # A process killed after the parent's checkpoints were copied, before the run saved
+    # its own: the next one extends them again rather than restoring "finished".
+    from compgen_tf.experiments.experiment import copy_checkpoint, start_from
+
+    killed = tmp_path / "killed"
+    killed.mkdir()
+    copy_checkpoint(runs / "short" / "seed0", killed)
+    assert start_from(runs / "short" / "seed0", killed) is True
+    (killed / "checkpoints" / "ckpt-6.index").touch()  # its own later checkpoint
+    assert start_from(runs / "short" / "seed0", killed) is False
+    # Parents that a longer run would not continue: trained on another backend, or
+    # stopped before their max_steps.
+    for name, change in (("short_jax", {"backend": "jax"}), ("short_early", {"steps": 3})):
+        shutil.copytree(runs / "short", runs / name)
+        (runs / name / "seed0" / "metrics.json").write_text(json.dumps(dict(short, **change)))
     capsys.readouterr()
-    for refused, message in [
-            (["--steps", "8", "--name", "wide", "--set", "model_args.hidden_units=6"],
+    for refused, parent, message in [
+            (["--steps", "8", "--name", "wide", "--set", "model_args.hidden_units=6"], "short",
              "only training.max_steps may differ"),
-            (["--steps", "4", "--name", "same_length"], "a continuation needs more"),
-            (["--steps", "8", "--name", "orphan", "--first-seed", "1"],
-             "no finished run to continue")]:
-        assert reproduce(base + refused + ["--continue-from", "short"]) == 2, refused
+            (["--steps", "4", "--name", "same_length"], "short", "a continuation needs more"),
+            (["--steps", "8", "--name", "orphan", "--first-seed", "1"], "short",
+             "no finished run to continue"),
+            (["--steps", "8", "--name", "from_jax"], "short_jax", "trained on the jax backend"),
+            (["--steps", "8", "--name", "from_early"], "short_early", "stopped early")]:
+        assert reproduce(base + refused + ["--continue-from", parent]) == 2, refused
         err = capsys.readouterr().err.strip()
         assert err.count("\n") == 0 and message in err, err

@@ -266,29 +266,43 @@ def test_replaced_runs_keeps_the_earlier_run_of_each_seed_trained_again(tmp_path
     def results(runs):
         return json.dumps({"model": "m", "runs": runs})
 
-    first = [{"seed": 0, "test_bleu": 19.38, "loss_curve": [[1, 2.0]],
+    first = [{"seed": 0, "test_bleu": 19.38, "commit": "a", "loss_curve": [[1, 2.0]],
               "validation_bleu_curve": [[10, 14.26]]},
-             {"seed": 1, "test_bleu": 23.29}, {"seed": 2, "test_bleu": 20.15}]
+             {"seed": 1, "test_bleu": 23.29, "commit": "a"},
+             {"seed": 2, "test_bleu": 6.39, "commit": "a"}]
     path = tmp_path / "results" / "m.json"
     path.parent.mkdir()
-    path.write_text(results(first))
+
+    def commit(runs, message):
+        path.write_text(results(runs))
+        git("add", ".")
+        git("commit", "-q", "-m", message)
+
     git("init", "-q")
-    git("add", ".")
-    git("commit", "-q", "-m", "first runs")
-    # Seeds 0 and 1 trained again; seed 2 is still its first run.
-    path.write_text(results([{"seed": 0, "test_bleu": 22.59}, {"seed": 1, "test_bleu": 23.87},
-                             first[2]]))
+    commit(first, "first runs")
     out = tmp_path / "replaced.json"
-    tool = subprocess.run([sys.executable, str(ROOT / "tools" / "replaced_runs.py"),
-                           "--results", str(path), "--commit", "HEAD", "--out", str(out),
-                           "--why", "scored with a fault"], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
-    assert tool.returncode == 0, tool.stderr
+
+    def tool(revision):
+        ran = subprocess.run([sys.executable, str(ROOT / "tools" / "replaced_runs.py"),
+                              "--results", str(path), "--commit", revision, "--out", str(out),
+                              "--why", "scored with a fault"], capture_output=True, text=True,
+                             timeout=120, cwd=tmp_path)
+        assert ran.returncode == 0, ran.stderr
+        return [(run["seed"], run["test_bleu"]) for run in json.loads(out.read_text())["replaced"]]
+
+    # Seeds 0 and 1 trained again; seed 2 only scored again (the same training).
+    commit([{"seed": 0, "test_bleu": 22.59, "commit": "b"},
+            {"seed": 1, "test_bleu": 23.87, "commit": "b"},
+            dict(first[2], test_bleu=20.15)], "trained again")
+    assert tool("HEAD~1") == [(0, 19.38), (1, 23.29)]
     replaced = json.loads(out.read_text())["replaced"]
-    assert [(run["seed"], run["test_bleu"]) for run in replaced] == [(0, 19.38), (1, 23.29)]
     # The quoted curves are kept, the long loss curve is not.
     assert replaced[0]["validation_bleu_curve"] == [[10, 14.26]]
     assert "loss_curve" not in replaced[0] and replaced[0]["why"] == "scored with a fault"
+    # Seed 0 trained a third time: both of its earlier trainings stay.
+    path.write_text(results([{"seed": 0, "test_bleu": 24.0, "commit": "c"},
+                             {"seed": 1, "test_bleu": 23.87, "commit": "b"}]))
+    assert tool("HEAD") == [(0, 19.38), (0, 22.59), (1, 23.29)]
     missing = subprocess.run([sys.executable, str(ROOT / "tools" / "replaced_runs.py"),
                               "--results", str(tmp_path / "none.json"), "--commit", "HEAD",
                               "--out", str(out)], capture_output=True, text=True, timeout=120)

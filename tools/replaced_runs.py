@@ -6,10 +6,12 @@
 A seed trained again with the same command replaces its earlier run in the results file (a
 results file holds one run per seed). The earlier run's figures stay quoted in the docs, so
 they need a file that holds them: this reads the results file as it was at commit `REV`
-(`git show REV:PATH`) and writes, for every seed whose run there differs from the run in the
-file now, the earlier run's scalar fields (test and validation figures, best step, commit)
-and its validation curves, under `replaced`, with the revision read and the reason given.
-Runs already recorded in `--out` for other seeds are kept, so a file grows seed by seed.
+(`git show REV:PATH`) and writes, for every seed whose run there is another training than
+the run in the file now (another commit, wall time, length or backend; a seed only scored
+again is the same training), the earlier run's scalar fields (test and validation figures,
+best step, commit) and its validation curves, under `replaced`, with the revision read and
+the reason given. Every run already recorded in `--out` is kept, so a file grows seed by
+seed and keeps each earlier training of a seed trained more than twice.
 """
 
 from __future__ import annotations
@@ -32,7 +34,8 @@ def earlier_results(path: Path, revision: str) -> dict:
     shown = subprocess.run(["git", "show", f"{revision}:./{path.name}"], cwd=path.parent,
                            capture_output=True, text=True)
     if shown.returncode != 0:
-        raise SystemExit(f"error: git show {revision}:{path}: {shown.stderr.strip()}")
+        print(f"error: git show {revision}:{path}: {shown.stderr.strip()}", file=sys.stderr)
+        raise SystemExit(2)
     return json.loads(shown.stdout)
 
 
@@ -41,11 +44,20 @@ def kept_fields(run: dict) -> dict:
             if not isinstance(value, (list, dict)) or key in KEPT_LISTS}
 
 
+# What tells one training of a seed from another: a seed only scored again (a scoring fix)
+# or given a new field keeps these.
+TRAINING = ("commit", "wall_time_s", "steps", "best_step", "backend")
+
+
+def training_of(run: dict) -> tuple:
+    return tuple(run.get(key) for key in TRAINING)
+
+
 def replaced_runs(now: dict, earlier: dict) -> list[dict]:
-    """The runs of `earlier` whose seed `now` holds as a different run."""
+    """The runs of `earlier` whose seed `now` holds as another training."""
     current = {run["seed"]: run for run in now["runs"]}
     return [kept_fields(run) for run in earlier["runs"]
-            if run["seed"] in current and current[run["seed"]] != run]
+            if run["seed"] in current and training_of(current[run["seed"]]) != training_of(run)]
 
 
 def main(argv=None) -> int:
@@ -68,12 +80,15 @@ def main(argv=None) -> int:
         print(f"error: {args.out} records {record['results']}, not {args.results}",
               file=sys.stderr)
         return 2
-    new_seeds = {run["seed"] for run in found}
+    # Every earlier training is kept, a seed trained a third time included: the docs may
+    # quote any of them.
+    known = {(run["seed"], training_of(run)) for run in record["replaced"]}
     record["replaced"] = sorted(
-        [run for run in record["replaced"] if run["seed"] not in new_seeds]
+        record["replaced"]
         + [dict(run, read_from=f"git show {args.commit}:{args.results.as_posix()}",
-                why=args.why) for run in found],
-        key=lambda run: run["seed"])
+                why=args.why) for run in found
+           if (run["seed"], training_of(run)) not in known],
+        key=lambda run: (run["seed"], run.get("commit") or ""))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(record, indent=1) + "\n")
     print(f"{args.out}: {len(record['replaced'])} replaced run(s), seeds "

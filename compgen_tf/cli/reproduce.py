@@ -25,7 +25,10 @@ larger `training.max_steps`, each seed starts from its own run's last checkpoint
 its new run directory; the earlier run is left as it is) and trains on as the longer run of
 that seed would have (the same weights, data order and draws; the patience count starts
 afresh, and its `metrics.json` records where it started under `warm_start`; its wall time is
-the continuation's own). Anything else that differs is refused in one line, exit code 2;
+the continuation's own; the results file's `continued_from` has the time before it). A
+shorter run that stopped before its `max_steps`, one trained on another backend, a learning
+rate that drops at half of `max_steps`, and anything else that differs are refused in one
+line, exit code 2;
 `--check` trains a continued seed straight through, which gives the same run.
 
 `reproduce --check results/<model>/<name>.json --seed N` trains one committed seed again from

@@ -535,11 +535,28 @@ def prepare_run_dir(run_dir, resolved: dict) -> None:
 
 def start_from(warm_start_from, run_dir) -> bool:
     """Copies `warm_start_from`'s checkpoint into `run_dir` when this run has none yet;
-    returns whether `fit_run` must extend it (see `copy_checkpoint`)."""
-    if warm_start_from is None or (Path(run_dir) / "checkpoints").exists():
+    returns whether `fit_run` must extend it (see `copy_checkpoint`): also when a process
+    that started the warm start died before the run saved a checkpoint of its own, which
+    would otherwise restore the parent's "finished" and train nothing."""
+    run_dir = Path(run_dir)
+    if warm_start_from is None:
         return False
-    copy_checkpoint(warm_start_from, run_dir)
-    return True
+    if not (run_dir / "checkpoints").exists():
+        copy_checkpoint(warm_start_from, run_dir)
+        return True
+    warm_start_file = run_dir / WARM_START
+    if not warm_start_file.exists():
+        return False
+    return latest_checkpoint_step(run_dir / "checkpoints") == json.loads(
+        warm_start_file.read_text())["step"]
+
+
+def latest_checkpoint_step(directory) -> int | None:
+    """The step of the newest checkpoint in a run's `checkpoints` folder, on either backend
+    (TensorFlow's `ckpt-<step>.index`, JAX's `ckpt-<step>.npz`), or None when it has none."""
+    steps = [int(path.name.split("-", 1)[1].split(".", 1)[0])
+             for pattern in ("ckpt-*.index", "ckpt-*.npz") for path in Path(directory).glob(pattern)]
+    return max(steps) if steps else None
 
 
 def account_warm_start(run_dir, summary: dict, metrics: dict) -> None:
@@ -556,23 +573,29 @@ def account_warm_start(run_dir, summary: dict, metrics: dict) -> None:
 def copy_checkpoint(source_run, run_dir) -> dict:
     """Copies a finished run's checkpoints, best model and history into `run_dir`, so that a
     longer run continues from there. Writes and returns `run_dir/warm_start.json`:
-    {"from": source_run, "step": the checkpoint's step, "wall_time_s": its training time}."""
-    import tensorflow as tf
-
+    {"from": source_run, "step": the checkpoint's step, "wall_time_s": the training time
+    its checkpoint carries (the parent's own and, for a run that was itself continued, its
+    parent's), "commit": the commit that trained the parent}. The checkpoints are copied aside and renamed into place after the record is
+    written, so a process killed meanwhile leaves either no checkpoints or both."""
     from compgen_tf.training.callbacks import BEST_MODEL
 
     source_run, run_dir = Path(source_run), Path(run_dir)
-    shutil.copytree(source_run / "checkpoints", run_dir / "checkpoints")
+    step = latest_checkpoint_step(source_run / "checkpoints")
+    if step is None:
+        raise RunDirectoryError(f"{source_run} has no checkpoint to continue from")
+    partial = run_dir / "checkpoints.partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(source_run / "checkpoints", partial)
     for name in (BEST_MODEL, "history.jsonl"):
         if (source_run / name).exists():
             shutil.copy2(source_run / name, run_dir / name)
-    latest = tf.train.latest_checkpoint(str(run_dir / "checkpoints"))
-    metrics_file = source_run / "metrics.json"
-    parent_time = (json.loads(metrics_file.read_text()).get("wall_time_s", 0.0)
-                   if metrics_file.exists() else 0.0)
-    record = {"from": str(source_run), "step": int(latest.rsplit("-", 1)[1]),
-              "wall_time_s": parent_time}
+    parent = read_metrics(source_run)
+    parent_time = (parent.get("wall_time_s", 0.0)
+                   + parent.get("warm_start", {}).get("wall_time_s", 0.0))
+    record = {"from": str(source_run), "step": step, "wall_time_s": parent_time,
+              "commit": parent.get("versions", {}).get("commit")}
     (run_dir / WARM_START).write_text(json.dumps(record) + "\n")
+    partial.rename(run_dir / "checkpoints")
     return record
 
 

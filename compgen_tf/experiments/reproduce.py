@@ -186,16 +186,34 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
 
 def check_continuation(experiment, config, parent: Path, seed: int) -> None:
     """A `RunDirectoryError` unless `parent` is a finished run of `config` for `seed` but
-    for a smaller `training.max_steps`: what a longer run of the same seed continues."""
-    if not experiment.finished(read_metrics(parent), config):
+    for a smaller `training.max_steps`, trained to its own `max_steps` on this process's
+    backend: what the longer run of the same seed continues from. Refused too: a learning
+    rate that drops at half of `max_steps` (`training.drops_once` without a
+    `learning_rate_drop_step`), which the longer run would drop elsewhere."""
+    import keras
+
+    metrics = read_metrics(parent)
+    if not experiment.finished(metrics, config):
         raise RunDirectoryError(f"{parent}: no finished run to continue (--continue-from "
                                 f"names finished runs of the same model under --runs-dir)")
+    backend = metrics.get("backend", "tensorflow")
+    if backend != keras.backend.backend():
+        raise RunDirectoryError(f"{parent} was trained on the {backend} backend: continue it "
+                                f"with --backend {backend}")
     earlier = read_run_config(parent)
     wanted = config.to_json(seed)
     steps = earlier.get("training", {}).get("max_steps"), wanted["training"]["max_steps"]
     if steps[0] is None or steps[0] >= steps[1]:
         raise RunDirectoryError(f"{parent} trained {steps[0]} steps: a continuation needs "
                                 f"more (training.max_steps {steps[1]})")
+    if metrics["steps"] < steps[0]:
+        raise RunDirectoryError(f"{parent} stopped early, at step {metrics['steps']} of "
+                                f"{steps[0]}: a longer run would not have stopped there")
+    if (config.training.drops_once and not config.training.learning_rate_drop_step
+            and config.training.learning_rate_decay_factor != 1):
+        raise RunDirectoryError("training.drops_once drops the learning rate at half of "
+                                "max_steps, elsewhere in a longer run: set "
+                                "training.learning_rate_drop_step to continue a run")
     earlier = comparable(dict(earlier, training=dict(earlier["training"],
                                                      max_steps=steps[1])))
     differences = config_differences(earlier, comparable(wanted))

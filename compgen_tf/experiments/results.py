@@ -62,6 +62,14 @@ def run_record(metrics: dict, run_dir=None) -> dict:
     if metrics.get("accuracy_by_category"):
         record["accuracy_by_category"] = category_accuracies(metrics["accuracy_by_category"])
     record.update(trained_on(metrics))
+    if "warm_start" in metrics:
+        # A seed continued from a shorter run (`reproduce --continue-from`, a Hyperband
+        # trial): where it started, the training time before that (its own `wall_time_s`
+        # is after it) and the commit that trained that part.
+        warm_start = metrics["warm_start"]
+        record["continued_from"] = {"step": warm_start["step"],
+                                    "wall_time_s": warm_start["wall_time_s"],
+                                    "commit": warm_start.get("commit")}
     if run_dir is not None:
         history = Path(run_dir) / "history.jsonl"
         for field, key in (("validation_curve", "val_accuracy"),
