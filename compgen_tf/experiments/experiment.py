@@ -555,7 +555,8 @@ def latest_checkpoint_step(directory) -> int | None:
     """The step of the newest checkpoint in a run's `checkpoints` folder, on either backend
     (TensorFlow's `ckpt-<step>.index`, JAX's `ckpt-<step>.npz`), or None when it has none."""
     steps = [int(path.name.split("-", 1)[1].split(".", 1)[0])
-             for pattern in ("ckpt-*.index", "ckpt-*.npz") for path in Path(directory).glob(pattern)]
+             for pattern in ("ckpt-*.index", "ckpt-*.npz")
+             for path in Path(directory).glob(pattern)]
     return max(steps) if steps else None
 
 
@@ -575,8 +576,9 @@ def copy_checkpoint(source_run, run_dir) -> dict:
     longer run continues from there. Writes and returns `run_dir/warm_start.json`:
     {"from": source_run, "step": the checkpoint's step, "wall_time_s": the training time
     its checkpoint carries (the parent's own and, for a run that was itself continued, its
-    parent's), "commit": the commit that trained the parent}. The checkpoints are copied aside and renamed into place after the record is
-    written, so a process killed meanwhile leaves either no checkpoints or both."""
+    parent's), "commit": the commit that trained the parent}. The checkpoints are copied
+    aside and renamed into place after the record is written, so a process killed meanwhile
+    leaves either no checkpoints or both."""
     from compgen_tf.training.callbacks import BEST_MODEL
 
     source_run, run_dir = Path(source_run), Path(run_dir)

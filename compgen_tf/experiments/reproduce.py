@@ -141,8 +141,8 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
 
     seeds = request.seed_range
     run_dirs = {seed: request.run_dir(seed) for seed in seeds}
-    parents = {seed: request.parent_dir(seed) for seed in seeds}
-    for seed, parent in parents.items():
+    parent_dirs = {seed: request.parent_dir(seed) for seed in seeds}
+    for seed, parent in parent_dirs.items():
         if parent is not None and not (run_dirs[seed] / "checkpoints").exists():
             check_continuation(experiment, config, parent, seed)
     helpers = [subprocess.Popen(list(request.helper_command))
@@ -150,7 +150,7 @@ def reproduce(request: Reproduction, echo=_print) -> Reproduced:
     try:
         for seed in seeds:
             _train_unclaimed_seed(experiment, config, run_dirs[seed], seed, request.command,
-                                  request.quiet, echo, parents[seed])
+                                  request.quiet, echo, parent_dirs[seed])
     except ValueError:  # a finished run directory of another configuration
         for helper in helpers:
             helper.wait()
@@ -200,7 +200,7 @@ def check_continuation(experiment, config, parent: Path, seed: int) -> None:
     if backend != keras.backend.backend():
         raise RunDirectoryError(f"{parent} was trained on the {backend} backend: continue it "
                                 f"with --backend {backend}")
-    earlier = read_run_config(parent)
+    earlier = read_run_file(parent / "config.json")
     wanted = config.to_json(seed)
     steps = earlier.get("training", {}).get("max_steps"), wanted["training"]["max_steps"]
     if steps[0] is None or steps[0] >= steps[1]:
@@ -221,11 +221,6 @@ def check_continuation(experiment, config, parent: Path, seed: int) -> None:
         raise RunDirectoryError(f"{parent} is a run of another configuration: only "
                                 f"training.max_steps may differ (differences: "
                                 f"{'; '.join(differences)})")
-
-
-def read_run_config(run_dir: Path) -> dict:
-    """The configuration recorded in `run_dir/config.json`."""
-    return read_run_file(Path(run_dir) / "config.json")
 
 
 def _train_unclaimed_seed(experiment, config, run_dir: Path, seed: int, command: str,
